@@ -1,0 +1,1 @@
+"""Indexing: documents → validated RDF triples with provenance (the SPR-RAG KGPipeline)."""

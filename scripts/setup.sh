@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: Debian packages (only if missing), the virtualenv,
+# and the project with its pinned dependencies. Re-running is fast: pip runs again only when
+# pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+
+# Debian packages: Java runs HermiT (owlready2's reasoner) in the ontology tests.
+need=()
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "installing Debian packages: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+stamp="$VENV/.policykb-installed"
+want=$(sha256sum pyproject.toml | cut -c1-16)
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+  echo "installing Python packages into $VENV (llama-cpp-python compiles once, ~8 min; pip caches it)"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -e '.[dev]'
+  echo "$want" > "$stamp"
+fi

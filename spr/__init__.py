@@ -1,0 +1,1 @@
+"""Answering: the semantic parsing retriever, the question bank retriever, fusion and generation."""

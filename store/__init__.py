@@ -1,0 +1,1 @@
+"""Persistence: RDF stores behind one interface, the shared vocabulary, vector indexes."""

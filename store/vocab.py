@@ -1,0 +1,74 @@
+"""RDF vocabulary shared by the writer (kgpipeline) and the reader (spr), and IRI minting.
+
+Ontology terms live in one namespace (prefix ``pkb:``); each category ontology is a separate OWL
+file importing ``core``. Instance IRIs are minted under a configurable base, deterministically, so
+re-ingesting the same content yields the same IRIs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from pyoxigraph import NamedNode
+
+PKB = "https://w3id.org/policykb/ontology#"
+ONTOLOGY_BASE = "https://w3id.org/policykb/ontology/"  # + core | general-policy | legal-regulation | standard
+DEFAULT_BASE = "https://w3id.org/policykb/id/"
+
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+OWL = "http://www.w3.org/2002/07/owl#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+DCTERMS = "http://purl.org/dc/terms/"
+PROV = "http://www.w3.org/ns/prov#"
+ELI = "http://data.europa.eu/eli/ontology#"
+SH = "http://www.w3.org/ns/shacl#"
+
+PREFIXES: dict[str, str] = {
+    "pkb": PKB,
+    "rdf": RDF,
+    "rdfs": RDFS,
+    "owl": OWL,
+    "xsd": XSD,
+    "skos": SKOS,
+    "dcterms": DCTERMS,
+    "prov": PROV,
+    "eli": ELI,
+    "sh": SH,
+}
+
+
+def sparql_prefixes() -> str:
+    """PREFIX lines for every namespace above, to prepend to queries."""
+    return "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
+
+
+def pkb(local: str) -> NamedNode:
+    return NamedNode(PKB + local)
+
+
+def slug(text: str, max_len: int = 48) -> str:
+    """ASCII slug: lower-case, words joined by '-'. Empty input gives 'x'."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.findall(r"[A-Za-z0-9]+", ascii_text.lower())
+    return "-".join(words)[:max_len].strip("-") or "x"
+
+
+def content_hash(*parts: str, length: int = 12) -> str:
+    """Stable short hex digest of the parts (joined with NUL, so ('a','b') != ('ab',))."""
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:length]
+
+
+def mint(base: str, kind: str, *key: str, label: str = "") -> NamedNode:
+    """Deterministic instance IRI: ``<base><kind>/<slug(label)>-<hash(key)>``.
+
+    The slug keeps IRIs readable; the hash of ``key`` keeps them unique (two "Energy Bureau"
+    entities of different jurisdiction get different keys, hence different IRIs).
+    """
+    if not base.endswith(("/", "#")):
+        base += "/"
+    readable = f"{slug(label)}-" if label else ""
+    return NamedNode(f"{base}{kind}/{readable}{content_hash(kind, *key)}")
