@@ -71,12 +71,15 @@ def normalize_category(value: Any) -> str | None:
 
 
 def discover_files(root: Path) -> list[Path]:
-    """Supported files under ``root`` (recursively, sorted, hidden files skipped)."""
+    """Every file under ``root`` (recursively, sorted, hidden files skipped).
+
+    Unsupported files are listed too, so that the caller reports them as skipped with a reason
+    instead of ignoring them silently.
+    """
     if root.is_file():
         return [root]
     return sorted(
-        p for p in root.rglob("*")
-        if p.is_file() and p.suffix.lower() in EXTENSIONS and not any(x.startswith(".") for x in p.relative_to(root).parts)
+        p for p in root.rglob("*") if p.is_file() and not any(x.startswith(".") for x in p.relative_to(root).parts)
     )
 
 

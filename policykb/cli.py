@@ -150,6 +150,84 @@ def export(app: AppContext, output: Path, fmt: str | None) -> None:
     click.echo(f"wrote {count:,} quads to {output}")
 
 
+# --- ingest / status / delete ---------------------------------------------------------------
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--category", type=click.Choice(["general-policy", "legal-regulation", "standard"]), help="Force a category.")
+@click.option("--extractor", type=click.Choice(["lexicon", "llm"]), help="Override [ingest] extractor.")
+@click.option("--no-cache", is_flag=True, help="Bypass the LLM response cache.")
+@click.pass_obj
+@one_line_errors
+def ingest(app: AppContext, paths: tuple[Path, ...], category: str | None, extractor: str | None, no_cache: bool) -> None:
+    """Ingest documents (files or folders: PDF, HTML, DOCX, Markdown, text, JSONL).
+
+    Unchanged documents are skipped, changed ones replaced; with no PATHS, resume an interrupted run.
+    """
+    from kgpipeline.pipeline import build_controller
+    from policykb.usage import UsageTracker
+
+    if category:
+        app.config.ingest.category = category
+    if extractor:
+        app.config.ingest.extractor = extractor
+    app.config.kb_dir.mkdir(parents=True, exist_ok=True)
+    tracker = UsageTracker()
+    controller = build_controller(app.config, app.store(), tracker, llm_cache=False if no_cache else None)
+    try:
+        with click.progressbar(length=1, label="ingesting", file=sys.stderr, show_pos=True) as bar:
+
+            def progress(source: str, done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+            summary = controller.ingest(list(paths), progress)
+    finally:
+        controller.close()
+    for line in summary.lines():
+        click.echo(line)
+    if tracker.totals().requests:
+        click.echo(tracker.summary())
+
+
+@cli.command()
+@click.pass_obj
+@one_line_errors
+def status(app: AppContext) -> None:
+    """The ingest queue: every document with its state, counts and any skip reason."""
+    from kgpipeline.controller import STATE_FILE
+    from kgpipeline.state import IngestState
+
+    state = IngestState(app.config.kb_dir / STATE_FILE)
+    try:
+        docs = state.all()
+        by_status: dict[str, int] = {}
+        for d in docs:
+            by_status[d.status] = by_status.get(d.status, 0) + 1
+        click.echo(", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) or "no documents")
+        for d in docs:
+            extra = f"  ({d.error})" if d.error else ""
+            click.echo(
+                f"{d.status:<8} {d.doc_id:<40} {d.category:<17} chunks {d.chunks:>4}  triples {d.triples:>6}  "
+                f"conflicts {d.conflicts:>3}{extra}"
+            )
+        for source, reason in state.skipped_sources():
+            click.echo(f"skipped  {source}  ({reason})")
+    finally:
+        state.close()
+
+
+@cli.command()
+@click.argument("document")
+@click.pass_obj
+@one_line_errors
+def delete(app: AppContext, document: str) -> None:
+    """Remove a document (by id or source path) and everything derived from it."""
+    from kgpipeline.controller import delete_document
+
+    doc_id = delete_document(app.store(), app.config.kb_dir, app.config.kb.base_iri, document)
+    click.echo(f"deleted {doc_id}")
+
+
 # --- query / stats ---------------------------------------------------------------------------
 @cli.command()
 @click.argument("query")

@@ -61,6 +61,25 @@ class StoreConfig(_Section):
     auth_token_env: str = Field("", description="Env var holding a bearer token for the endpoint.")
 
 
+class IngestConfig(_Section):
+    """The indexing pipeline (`policykb ingest`)."""
+
+    extractor: Literal["lexicon", "llm"] = Field(
+        "lexicon", description="'lexicon' = deterministic ontology-lexicon extractor; 'llm' = the [llm] model."
+    )
+    category: Literal["auto", "general-policy", "legal-regulation", "standard"] = Field(
+        "auto", description="Force one category for every document; 'auto' = metadata, else the classifier."
+    )
+    classify_with_llm: bool = Field(False, description="Ask the [llm] model when classifying documents.")
+    chunk_tokens: int = Field(512, ge=32, description="Maximum tokens per chunk.")
+    chunk_overlap: int = Field(50, ge=0, description="Token overlap of the recursive splitter.")
+    min_chunk_tokens: int = Field(32, ge=1, description="Smaller fragments are merged into a neighbour.")
+    validate_shapes: bool = Field(True, description="Check every triple against the SHACL shapes.")
+    retries: int = Field(3, ge=0, description="Retries of a document after a recoverable error.")
+    backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles each time.")
+    max_file_mb: float = Field(50.0, gt=0, description="Larger input files are skipped.")
+
+
 class LLMConfig(_Section):
     """Language model used for extraction (optional), question generation and answers."""
 
@@ -120,6 +139,7 @@ class Config(_Section):
     kb: KBConfig = KBConfig()
     ontology: OntologyConfig = OntologyConfig()
     store: StoreConfig = StoreConfig()
+    ingest: IngestConfig = IngestConfig()
     llm: LLMConfig = LLMConfig()
     embed: EmbedConfig = EmbedConfig()
 

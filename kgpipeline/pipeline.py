@@ -1,0 +1,40 @@
+"""Assemble an IngestController from a Config: the one place that chooses implementations."""
+
+from __future__ import annotations
+
+from kgpipeline.controller import IngestController
+from kgpipeline.ontology import load_ontologies
+from kgpipeline.validate import ShapeValidator
+from policykb.config import Config, resource_dir
+from policykb.usage import UsageTracker
+from store.base import RDFStore
+
+
+def build_controller(
+    config: Config, store: RDFStore, tracker: UsageTracker | None = None, llm_cache: bool | None = None
+) -> IngestController:
+    ontology_dir = resource_dir(config.ontology.dir)
+    ontology = load_ontologies(ontology_dir)
+    llm = None
+    if config.ingest.extractor == "llm" or config.ingest.classify_with_llm:
+        from policykb.llm import make_llm
+
+        llm = make_llm(config.llm, config.kb_dir, tracker=tracker, cache=llm_cache)
+    if config.ingest.extractor == "llm":
+        from kgpipeline.extract_llm import LLMExtractor
+
+        extractor = LLMExtractor(ontology, llm)
+    else:
+        from kgpipeline.extract_lexicon import LexiconExtractor
+
+        extractor = LexiconExtractor(ontology)
+    validator = ShapeValidator(resource_dir(config.ontology.shapes_dir), ontology_dir) if config.ingest.validate_shapes else None
+    return IngestController(
+        store,
+        config.kb_dir,
+        extractor,
+        validator,
+        config.ingest,
+        config.kb.base_iri,
+        classifier_llm=llm if config.ingest.classify_with_llm else None,
+    )

@@ -1,0 +1,161 @@
+"""Graph writer: one document's records → RDF quads, grouped by the named graph they belong to.
+
+Graph layout (the README's data model):
+- the document graph ``<doc>`` holds the document, its section tree and its chunks;
+- each chunk graph ``<chunk>`` holds what was extracted from that chunk: the mentioned entities
+  (type, canonical label, the surface forms seen there, ``pkb:mentionedIn``), their relations and
+  attributes. The graph name *is* the provenance of every extracted triple.
+
+Entities are repeated in every chunk graph that mentions them, so deleting one document never
+strips the type or label of an entity that another document still mentions. Entity IRIs come from
+(class, canonical name, scope): homonyms of different type or jurisdiction stay distinct, and the
+same entity gets the same IRI in every document.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kgpipeline.extraction import ChunkExtraction, Mention
+from kgpipeline.records import Segmentation, SourceDocument
+from store.vocab import DCTERMS, PKB, RDF, SKOS, XSD, mint
+
+CATEGORY_CLASS = {
+    "general-policy": PKB + "GeneralPolicy",
+    "legal-regulation": PKB + "LegalRegulation",
+    "standard": PKB + "StandardDocument",
+}
+
+_A = NamedNode(RDF + "type")
+_INT = NamedNode(XSD + "integer")
+_DATE = NamedNode(XSD + "date")
+
+
+def _p(iri: str) -> NamedNode:
+    return NamedNode(iri)
+
+
+P_TITLE, P_ISSUED, P_IDENT = _p(DCTERMS + "title"), _p(DCTERMS + "issued"), _p(DCTERMS + "identifier")
+P_PREF, P_ALT = _p(SKOS + "prefLabel"), _p(SKOS + "altLabel")
+P_PART, P_IN_SECTION, P_SECTION_OF = _p(PKB + "partOfDocument"), _p(PKB + "inSection"), _p(PKB + "sectionOf")
+P_HEADING, P_ORDER, P_LEVEL = _p(PKB + "heading"), _p(PKB + "order"), _p(PKB + "sectionLevel")
+P_TEXT, P_START, P_END, P_TOKENS = _p(PKB + "text"), _p(PKB + "startOffset"), _p(PKB + "endOffset"), _p(PKB + "tokenCount")
+P_HASH, P_SOURCE, P_MENTIONED = _p(PKB + "contentHash"), _p(PKB + "sourceFile"), _p(PKB + "mentionedIn")
+
+
+@dataclass(frozen=True)
+class DocumentGraphs:
+    """All quads of one document; ``graphs`` lists every named graph they use (doc graph first)."""
+
+    doc_iri: NamedNode
+    graphs: tuple[NamedNode, ...]
+    quads: tuple[Quad, ...]
+
+
+def doc_iri(base: str, doc_id: str) -> NamedNode:
+    return mint(base, "doc", doc_id, label=doc_id)
+
+
+def chunk_iri(base: str, chunk_id: str) -> NamedNode:
+    return mint(base, "chunk", chunk_id)
+
+
+def section_iri(base: str, section_id: str) -> NamedNode:
+    return mint(base, "section", section_id)
+
+
+def entity_iri(base: str, mention: Mention) -> NamedNode:
+    label = f"{mention.canonical} {mention.scope}".strip()
+    return mint(base, "entity", mention.class_iri, mention.canonical, mention.scope, label=label)
+
+
+def display_label(mention: Mention) -> str:
+    """The canonical label: the same string wherever the entity appears (skos:prefLabel is unique)."""
+    name = " ".join(w if w.isupper() else w[:1].upper() + w[1:] for w in mention.canonical.split())
+    if mention.scope:
+        scope = " ".join(w[:1].upper() + w[1:] for w in mention.scope.split())
+        return f"{name} ({scope})"
+    return name
+
+
+def build_document_graphs(
+    doc: SourceDocument,
+    category: str,
+    segmentation: Segmentation,
+    extractions: Iterable[ChunkExtraction],
+    base: str,
+) -> DocumentGraphs:
+    d = doc_iri(base, doc.doc_id)
+    quads: list[Quad] = []
+    add = quads.append
+
+    add(Quad(d, _A, NamedNode(CATEGORY_CLASS[category]), d))
+    add(Quad(d, P_TITLE, Literal(doc.title or doc.doc_id), d))
+    add(Quad(d, P_IDENT, Literal(doc.doc_id), d))
+    add(Quad(d, P_HASH, Literal(doc.content_hash), d))
+    add(Quad(d, P_SOURCE, Literal(doc.source), d))
+    issued = issued_date(doc.metadata)
+    if issued:
+        add(Quad(d, P_ISSUED, Literal(issued, datatype=_DATE), d))
+
+    for section in segmentation.sections:
+        s = section_iri(base, section.section_id)
+        parent = section_iri(base, section.parent_id) if section.parent_id else d
+        add(Quad(s, _A, NamedNode(PKB + "Section"), d))
+        add(Quad(s, P_PART, d, d))
+        add(Quad(s, P_SECTION_OF, parent, d))
+        add(Quad(s, P_HEADING, Literal(section.heading or section.number or "(untitled)"), d))
+        add(Quad(s, P_ORDER, Literal(str(section.order), datatype=_INT), d))
+        add(Quad(s, P_LEVEL, Literal(str(section.level), datatype=_INT), d))
+
+    graphs = [d]
+    for chunk in segmentation.chunks:
+        c = chunk_iri(base, chunk.chunk_id)
+        add(Quad(c, _A, NamedNode(PKB + "Chunk"), d))
+        add(Quad(c, P_PART, d, d))
+        add(Quad(c, P_TEXT, Literal(chunk.text), d))
+        add(Quad(c, P_START, Literal(str(chunk.start), datatype=_INT), d))
+        add(Quad(c, P_END, Literal(str(chunk.end), datatype=_INT), d))
+        add(Quad(c, P_TOKENS, Literal(str(chunk.tokens), datatype=_INT), d))
+        if chunk.section_id:
+            add(Quad(c, P_IN_SECTION, section_iri(base, chunk.section_id), d))
+
+    for extraction in extractions:
+        c = chunk_iri(base, extraction.chunk_id)
+        chunk_quads = list(_extraction_quads(extraction, c, base))
+        if chunk_quads:
+            graphs.append(c)
+            quads.extend(chunk_quads)
+    return DocumentGraphs(d, tuple(graphs), tuple(dict.fromkeys(quads)))
+
+
+def _extraction_quads(extraction: ChunkExtraction, graph: NamedNode, base: str) -> Iterable[Quad]:
+    for m in extraction.mentions:
+        e = entity_iri(base, m)
+        yield Quad(e, _A, NamedNode(m.class_iri), graph)
+        yield Quad(e, P_PREF, Literal(display_label(m), language="en"), graph)
+        yield Quad(e, P_ALT, Literal(m.text, language="en"), graph)
+        yield Quad(e, P_MENTIONED, graph, graph)
+    for r in extraction.relations:
+        yield Quad(entity_iri(base, r.subject), NamedNode(r.property_iri), entity_iri(base, r.object), graph)
+    for a in extraction.attributes:
+        value = Literal(a.value, datatype=NamedNode(a.datatype))
+        yield Quad(entity_iri(base, a.subject), NamedNode(a.property_iri), value, graph)
+
+
+def issued_date(metadata) -> str | None:
+    """The document date from metadata as ``YYYY-MM-DD``, if one parses."""
+    for key in ("date", "issued", "date_document", "date_publication", "adopted", "published"):
+        value = metadata.get(key) if hasattr(metadata, "get") else None
+        if not value:
+            continue
+        text = str(value).strip()[:10]
+        try:
+            return dt.date.fromisoformat(text).isoformat()
+        except ValueError:
+            continue
+    return None
