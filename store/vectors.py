@@ -1,0 +1,109 @@
+"""Vector indexes: FAISS over L2-normalized float32 vectors, with a string id per vector.
+
+Scores are inner products of normalized vectors, i.e. cosine similarity in [-1, 1], higher is more
+similar. An exact flat index is used up to ``approximate_above`` vectors, HNSW beyond (exact
+search stops being cheap there; HNSW keeps recall high without training). Saved as two files in
+one folder: ``index.faiss`` and ``ids.json``; a save goes through temporary names and renames, so
+a crash never leaves an index that disagrees with its id map.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from policykb.errors import InputError, StoreError
+
+INDEX_FILE = "index.faiss"
+IDS_FILE = "ids.json"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: ``score`` is cosine similarity in [-1, 1], higher is more similar."""
+
+    id: str
+    score: float
+
+
+class VectorIndex:
+    def __init__(self, dimension: int, approximate_above: int = 200_000, hnsw_m: int = 32):
+        if dimension <= 0:
+            raise InputError("vector dimension must be positive")
+        self.dimension = dimension
+        self.approximate_above = approximate_above
+        self.hnsw_m = hnsw_m
+        self._ids: list[str] = []
+        self._index: faiss.Index = faiss.IndexFlatIP(dimension)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._ids)
+
+    @property
+    def exact(self) -> bool:
+        return isinstance(self._index, faiss.IndexFlat)
+
+    def add(self, ids: list[str], vectors: np.ndarray) -> None:
+        vectors = self._check(vectors)
+        if len(ids) != vectors.shape[0]:
+            raise InputError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
+        if len(self._ids) + len(ids) > self.approximate_above and self.exact:
+            self._to_hnsw()
+        self._index.add(vectors)
+        self._ids.extend(ids)
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
+        """Top-k hits per query row, best first."""
+        queries = self._check(queries)
+        if not self._ids or k <= 0:
+            return [[] for _ in range(queries.shape[0])]
+        scores, rows = self._index.search(queries, min(k, len(self._ids)))
+        return [
+            [Hit(self._ids[r], float(s)) for s, r in zip(score_row, row) if r >= 0]
+            for score_row, row in zip(scores, rows)
+        ]
+
+    def save(self, folder: Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp_index, tmp_ids = folder / (INDEX_FILE + ".tmp"), folder / (IDS_FILE + ".tmp")
+        faiss.write_index(self._index, str(tmp_index))
+        tmp_ids.write_text(json.dumps({"dimension": self.dimension, "ids": self._ids}), encoding="utf-8")
+        os.replace(tmp_index, folder / INDEX_FILE)
+        os.replace(tmp_ids, folder / IDS_FILE)
+
+    @classmethod
+    def load(cls, folder: Path) -> VectorIndex:
+        folder = Path(folder)
+        if not (folder / INDEX_FILE).is_file() or not (folder / IDS_FILE).is_file():
+            raise StoreError(f"no vector index in {folder}")
+        meta = json.loads((folder / IDS_FILE).read_text(encoding="utf-8"))
+        index = cls(int(meta["dimension"]))
+        index._index = faiss.read_index(str(folder / INDEX_FILE))
+        index._ids = list(meta["ids"])
+        if index._index.ntotal != len(index._ids):
+            raise StoreError(f"vector index in {folder} has {index._index.ntotal} vectors for {len(index._ids)} ids")
+        return index
+
+    def _check(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim == 1:
+            vectors = vectors.reshape(1, -1)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
+            raise InputError(f"expected vectors of dimension {self.dimension}, got shape {vectors.shape}")
+        return vectors
+
+    def _to_hnsw(self) -> None:
+        hnsw = faiss.IndexHNSWFlat(self.dimension, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        if self._index.ntotal:
+            hnsw.add(self._index.reconstruct_n(0, self._index.ntotal))
+        self._index = hnsw
