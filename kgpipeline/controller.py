@@ -26,6 +26,7 @@ from kgpipeline.extraction import ChunkExtraction, Extractor
 from kgpipeline.preprocess import discover_files, load_documents
 from kgpipeline.records import CHARS_PER_PAGE, SourceDocument
 from kgpipeline.segment import segment
+from kgpipeline.stages import DerivedStage
 from kgpipeline.state import IngestState
 from kgpipeline.validate import ShapeValidator
 from kgpipeline.write import build_document_graphs, doc_iri
@@ -56,6 +57,8 @@ class IngestSummary:
     pages: float = 0.0
     seconds: float = 0.0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    deleted: int = 0
+    stages: list[str] = field(default_factory=list)  # one summary line per derived stage run
 
     @property
     def documents(self) -> int:
@@ -69,6 +72,7 @@ class IngestSummary:
             f"chunks {self.chunks}, entities {self.entities}, triples {self.triples}, conflicts {self.conflicts}",
             f"{self.pages:.1f} pages in {self.seconds:.1f} s{rate}",
         ]
+        out += self.stages
         out += [f"skipped {source}: {reason}" for source, reason in self.skipped]
         return out
 
@@ -110,6 +114,7 @@ class IngestController:
         base_iri: str,
         classifier_llm=None,
         sleep: Callable[[float], None] = time.sleep,
+        stages: list[DerivedStage] | None = None,
     ):
         self.store = store
         self.kb_dir = Path(kb_dir)
@@ -120,6 +125,7 @@ class IngestController:
         self.classifier_llm = classifier_llm
         self.state = IngestState(self.kb_dir / STATE_FILE)
         self._sleep = sleep
+        self.stages = stages or []
 
     def close(self) -> None:
         self.state.close()
@@ -128,18 +134,25 @@ class IngestController:
     def ingest(self, paths: Iterable[Path], progress: ProgressFn | None = None) -> IngestSummary:
         """Ingest files and folders. With no paths, resume what an interrupted run left queued."""
         started = time.perf_counter()
-        for doc_id in self.state.pending_deletes():
+        pending = self.state.pending_deletes()
+        for doc_id in pending:
             self.delete(doc_id)
         paths = list(paths) or [Path(s.split(":")[0]) for s in self.state.unfinished_sources()]
         files = self._expand(paths)
-        summary = IngestSummary(files=len(files))
+        summary = IngestSummary(files=len(files), deleted=len(pending))
         seen: dict[str, str] = {}
         for index, path in enumerate(files, 1):
             self._ingest_file(path, summary, seen)
             if progress:
                 progress(str(path), index, len(files))
         summary.seconds = time.perf_counter() - started
+        if summary.documents or summary.deleted:
+            summary.stages = self.run_stages()
         return summary
+
+    def run_stages(self) -> list[str]:
+        """Rebuild the derived indexes (weights, question bank, ...) from the whole KB."""
+        return [f"{stage.name}: {stage.run(self.store, self.kb_dir)}" for stage in self.stages]
 
     def delete(self, key: str) -> str:
         """Remove a document (by id or source path) and everything derived from it."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kgpipeline.controller import IngestController
+from kgpipeline.stages import DerivedStage
 from kgpipeline.ontology import load_ontologies
 from kgpipeline.validate import ShapeValidator
 from policykb.config import Config, resource_dir
@@ -37,4 +40,23 @@ def build_controller(
         config.ingest,
         config.kb.base_iri,
         classifier_llm=llm if config.ingest.classify_with_llm else None,
+        stages=derived_stages(config, tracker, llm_cache),
     )
+
+
+# name -> factory(config, tracker). Stages run in this order after an ingest that changed the KB.
+StageFactory = Callable[[Config, "UsageTracker | None", "bool | None"], DerivedStage]
+STAGES: dict[str, StageFactory] = {
+    # --- registered derived stages (one line each) ---
+}
+
+
+def derived_stages(
+    config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None, only: str | None = None
+) -> list[DerivedStage]:
+    from policykb.errors import InputError
+
+    if only is not None and only not in STAGES:
+        raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
+    names = [only] if only else list(STAGES)
+    return [STAGES[name](config, tracker, llm_cache) for name in names]

@@ -190,6 +190,23 @@ def ingest(app: AppContext, paths: tuple[Path, ...], category: str | None, extra
 
 
 @cli.command()
+@click.argument("index", required=False)
+@click.option("--no-cache", is_flag=True, help="Bypass the LLM response cache.")
+@click.pass_obj
+@one_line_errors
+def reindex(app: AppContext, index: str | None, no_cache: bool) -> None:
+    """Rebuild one derived index (e.g. weights, questions) or, without INDEX, all of them."""
+    from kgpipeline.pipeline import derived_stages
+    from policykb.usage import UsageTracker
+
+    tracker = UsageTracker()
+    for stage in derived_stages(app.config, tracker, False if no_cache else None, only=index):
+        click.echo(f"{stage.name}: {stage.run(app.store(), app.config.kb_dir)}")
+    if tracker.totals().requests:
+        click.echo(tracker.summary())
+
+
+@cli.command()
 @click.pass_obj
 @one_line_errors
 def status(app: AppContext) -> None:
@@ -295,6 +312,9 @@ def stats(app: AppContext) -> None:
     click.echo(f"named graphs  {info.named_graphs:,}")
     for name, count in info.instances_by_type:
         click.echo(f"  {name:<40} {count:,}")
+
+
+# --- commands of other capabilities register here (one line each) ---------------------------
 
 
 if __name__ == "__main__":  # pragma: no cover
