@@ -93,6 +93,7 @@ def delete_document(store: RDFStore, kb_dir: Path, base_iri: str, key: str) -> s
         store.drop_graphs(NamedNode(g) for g in graphs)
         conflicts_path(kb_dir, found.doc_id).unlink(missing_ok=True)
         state.remove(found.doc_id)
+        state.set_meta("stages_dirty", "1")
         return found.doc_id
     finally:
         state.close()
@@ -146,13 +147,18 @@ class IngestController:
             if progress:
                 progress(str(path), index, len(files))
         summary.seconds = time.perf_counter() - started
+        # The flag survives a crash, so indexes left stale by a killed run are rebuilt next time.
         if summary.documents or summary.deleted:
+            self.state.set_meta("stages_dirty", "1")
+        if self.stages and self.state.get_meta("stages_dirty") == "1":
             summary.stages = self.run_stages()
         return summary
 
     def run_stages(self) -> list[str]:
         """Rebuild the derived indexes (weights, question bank, ...) from the whole KB."""
-        return [f"{stage.name}: {stage.run(self.store, self.kb_dir)}" for stage in self.stages]
+        lines = [f"{stage.name}: {stage.run(self.store, self.kb_dir)}" for stage in self.stages]
+        self.state.set_meta("stages_dirty", "0")
+        return lines
 
     def delete(self, key: str) -> str:
         """Remove a document (by id or source path) and everything derived from it."""

@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS documents (
     conflicts INTEGER NOT NULL DEFAULT 0,
     updated REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS skipped_sources (
     source TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
@@ -138,6 +142,13 @@ class IngestState:
 
     def skipped_sources(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self._db.execute("SELECT source, reason FROM skipped_sources ORDER BY source")]
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta(self, key: str, default: str = "") -> str:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
 
     def remove(self, doc_id: str) -> None:
         self._db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))

@@ -239,10 +239,16 @@ def status(app: AppContext) -> None:
 @one_line_errors
 def delete(app: AppContext, document: str) -> None:
     """Remove a document (by id or source path) and everything derived from it."""
-    from kgpipeline.controller import delete_document
+    from kgpipeline.pipeline import build_controller
 
-    doc_id = delete_document(app.store(), app.config.kb_dir, app.config.kb.base_iri, document)
-    click.echo(f"deleted {doc_id}")
+    controller = build_controller(app.config, app.store())
+    try:
+        doc_id = controller.delete(document)
+        click.echo(f"deleted {doc_id}")
+        for line in controller.run_stages():  # the derived indexes must forget it too
+            click.echo(line)
+    finally:
+        controller.close()
 
 
 # --- query / stats ---------------------------------------------------------------------------
