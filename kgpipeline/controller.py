@@ -59,6 +59,12 @@ class IngestSummary:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     deleted: int = 0
     stages: list[str] = field(default_factory=list)  # one summary line per derived stage run
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per pipeline stage
+
+    def timed(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + now - started
+        return now
 
     @property
     def documents(self) -> int:
@@ -127,6 +133,7 @@ class IngestController:
         self.state = IngestState(self.kb_dir / STATE_FILE)
         self._sleep = sleep
         self.stages = stages or []
+        self.last_stage_seconds: dict[str, float] = {}
 
     def close(self) -> None:
         self.state.close()
@@ -156,7 +163,11 @@ class IngestController:
 
     def run_stages(self) -> list[str]:
         """Rebuild the derived indexes (weights, question bank, ...) from the whole KB."""
-        lines = [f"{stage.name}: {stage.run(self.store, self.kb_dir)}" for stage in self.stages]
+        lines = []
+        for stage in self.stages:
+            started = time.perf_counter()
+            lines.append(f"{stage.name}: {stage.run(self.store, self.kb_dir)}")
+            self.last_stage_seconds[stage.name] = time.perf_counter() - started
         self.state.set_meta("stages_dirty", "0")
         return lines
 
@@ -175,8 +186,10 @@ class IngestController:
         return list(dict.fromkeys(files))
 
     def _ingest_file(self, path: Path, summary: IngestSummary, seen: dict[str, str]) -> None:
+        started = time.perf_counter()
         try:
             loaded = load_documents(path, max_bytes=int(self.config.max_file_mb * 1024 * 1024))
+            summary.timed("preprocess", started)
         except InputError as exc:
             reason = " ".join(str(exc).split())
             self.state.skip_source(str(path), reason)
@@ -221,18 +234,24 @@ class IngestController:
                 return
 
     def _process(self, doc: SourceDocument, summary: IngestSummary, updated: bool) -> None:
+        t = time.perf_counter()
         category = self._category(doc)
+        t = summary.timed("classify", t)
         seg = segment(
             doc,
             max_tokens=self.config.chunk_tokens,
             overlap=self.config.chunk_overlap,
             min_tokens=self.config.min_chunk_tokens,
         )
+        t = summary.timed("segment", t)
         extractions: list[ChunkExtraction] = [self.extractor.extract(c, doc, category) for c in seg.chunks]
+        t = summary.timed("extract", t)
         graphs = build_document_graphs(doc, category, seg, extractions, self.base)
+        t = summary.timed("build graphs", t)
         conflicts: tuple[Conflict, ...] = ()
         if self.validator is not None:
             graphs, conflicts = validate_document(doc.doc_id, graphs, self.validator)
+        t = summary.timed("validate", t)
         new_graphs = [g.value for g in graphs.graphs]
 
         self.state.writing(doc.doc_id, new_graphs)
@@ -243,6 +262,7 @@ class IngestController:
         entities = {m for e in extractions for m in e.mentions}
         n_entities = len({(m.class_iri, m.canonical, m.scope) for m in entities})
         self.state.done(doc.doc_id, category, new_graphs, len(seg.chunks), n_entities, len(graphs.quads), len(conflicts))
+        summary.timed("write", t)
 
         summary.updated += updated
         summary.added += not updated
