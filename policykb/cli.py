@@ -185,7 +185,7 @@ def ingest(app: AppContext, paths: tuple[Path, ...], category: str | None, extra
         controller.close()
     for line in summary.lines():
         click.echo(line)
-    if tracker.totals().requests:
+    if tracker.totals.requests:
         click.echo(tracker.summary())
 
 
@@ -202,7 +202,7 @@ def reindex(app: AppContext, index: str | None, no_cache: bool) -> None:
     tracker = UsageTracker()
     for stage in derived_stages(app.config, tracker, False if no_cache else None, only=index):
         click.echo(f"{stage.name}: {stage.run(app.store(), app.config.kb_dir)}")
-    if tracker.totals().requests:
+    if tracker.totals.requests:
         click.echo(tracker.summary())
 
 
@@ -321,6 +321,10 @@ def stats(app: AppContext) -> None:
 
 
 # --- commands of other capabilities register here (one line each) ---------------------------
+import policykb.commands_serve  # noqa: E402,F401 - `policykb serve`
+import policykb.commands_spr  # noqa: E402,F401 - `policykb parse`, `policykb train-parser`
+import policykb.commands_ask  # noqa: E402,F401 - `policykb ask`
+import policykb.commands_eval  # noqa: E402,F401 - `policykb eval`
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,10 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+# llama.cpp must not be built with -march=native: these VMs report AMX in the CPU flags but trap
+# on AMX instructions ("Illegal instruction" at the first decode). AVX2 is the portable ceiling.
+export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 stamp="$VENV/.policykb-installed"
 want=$(sha256sum pyproject.toml | cut -c1-16)
