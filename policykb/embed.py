@@ -115,6 +115,10 @@ def _dir_identity(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+_LOADED: dict[tuple, Any] = {}
+_LOADED_LOCK = threading.Lock()
+
+
 class SentenceTransformerEmbedder(Embedder):
     """A local sentence-transformers directory, or a plain Hugging Face encoder (e.g. a SimCSE
     checkpoint) given a pooling. Offline only: nothing is fetched from a hub.
@@ -155,9 +159,21 @@ class SentenceTransformerEmbedder(Embedder):
         return self._model
 
     def _load(self) -> Any:
+        # Weights are read-only and take seconds to load, so every embedder of the same model in
+        # one process (ingest stages, retrievers) shares one loaded copy.
+        key = (str(self.model_dir), self.pooling, self.max_seq_length, self.device)
+        with _LOADED_LOCK:
+            if key not in _LOADED:
+                _LOADED[key] = self._load_weights()
+            return _LOADED[key]
+
+    def _load_weights(self) -> Any:
         # Belt and braces: the path is local, and these stop any hub lookup a library might try.
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a per-load "Loading weights" bar is noise in CLI output
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
