@@ -17,3 +17,8 @@ SELECT ?agency ?label ?jurisdiction WHERE {
           skos:prefLabel ?label .
   OPTIONAL { ?agency pkb:hasJurisdiction/skos:prefLabel ?jurisdiction }
 } ORDER BY ?label'
+# Ingest the example corpus (documents → triples, chunk/question/entity indexes), then ask it:
+# the answer quotes the sentences it rests on, with their documents and character spans.
+policykb --kb "$KB" ingest examples/corpus
+policykb --kb "$KB" ask "How much is the fine for an operator who fails to register an installation?"
+policykb --kb "$KB" ask "What did the National Energy Bureau establish?" --explain

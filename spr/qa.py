@@ -1,0 +1,232 @@
+"""The public Python API: open a knowledge base, ask it questions, get answers with citations.
+
+    >>> from spr.qa import KnowledgeBase
+    >>> with KnowledgeBase.open("kb") as kb:                       # doctest: +SKIP
+    ...     answer = kb.ask("Who issues the National Solar Plan?")
+    ...     print(answer.text, [c.quote for c in answer.citations])
+
+Opening is cheap: the store opens at once; the embedder, the LLM and each retriever load on first
+use. One ``ask`` is retrieve (no LLM) → fuse (pure) → generate (at most one LLM call).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from policykb.config import Config, load_config, resource_dir
+from policykb.errors import InputError
+from policykb.usage import UsageTracker
+from spr.fuse import FusedContext, fuse
+from spr.generate import (
+    Draft,
+    EmbeddingScorer,
+    ExtractiveGenerator,
+    HybridScorer,
+    LexicalScorer,
+    LLMGenerator,
+    SentenceScorer,
+    prompt_overhead,
+    renumber,
+)
+from spr.records import Answer, AnswerUsage, Retrieval
+from spr.retrievers import RETRIEVERS, Retriever
+from spr.verbalize import ontology_labels
+from store.base import RDFStore
+
+if TYPE_CHECKING:
+    from policykb.embed import Embedder
+    from policykb.llm import LLM
+
+ANSWER_KINDS = ("extractive", "llm")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_question(question: object, max_chars: int) -> str:
+    """The question with control characters removed and blanks collapsed, or InputError.
+
+    Quotes, braces and SPARQL keywords are ordinary text here: nothing downstream builds a query
+    by pasting the question (the compiler escapes every term)."""
+    if not isinstance(question, str):
+        raise InputError("the question must be a string")
+    text = " ".join(_CONTROL.sub(" ", question).split())
+    if not text:
+        raise InputError("empty question")
+    if len(text) > max_chars:
+        raise InputError(f"question too long: {len(text):,} characters (limit {max_chars:,}; [answer] max_question_chars)")
+    return text
+
+
+class KnowledgeBase:
+    """A KB ready for questions. Components are injected or built from ``config`` on first use."""
+
+    def __init__(
+        self,
+        config: Config,
+        store: RDFStore,
+        *,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
+        tracker: UsageTracker | None = None,
+        owns_store: bool = False,
+        retrievers: Mapping[str, Retriever] | None = None,
+    ):
+        self.config = config
+        self.store = store
+        self.tracker = tracker if tracker is not None else UsageTracker()
+        self._embedder = embedder
+        self._llm = llm
+        self._owns_store = owns_store
+        self._retrievers: dict[str, Retriever] = dict(retrievers or {})
+        self._labels: dict[str, str] | None = None
+        self._lock = threading.RLock()  # lazy loading from several server threads
+
+    @classmethod
+    def open(cls, kb: str | Path | Config = "kb", **kwargs) -> KnowledgeBase:
+        """Open a KB directory (its ``policykb.toml`` applies) or the KB a Config names, read-only."""
+        from store.open import open_store
+
+        config = kb if isinstance(kb, Config) else load_config(kb_dir=Path(kb))
+        if config.store.backend == "oxigraph" and not (config.kb_dir / "store").is_dir():
+            raise InputError(f"no knowledge base at {config.kb_dir}; run `policykb ingest` first")
+        return cls(config, open_store(config, read_only=True), owns_store=True, **kwargs)
+
+    def close(self) -> None:
+        if self._owns_store:
+            self.store.close()
+            self._owns_store = False
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- lazily built services (the retrievers.Services protocol) -------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                from policykb.embed import make_embedder
+
+                self._embedder = make_embedder(self.config.embed, self.config.kb_dir, self.tracker)
+            return self._embedder
+
+    @property
+    def llm(self) -> LLM:
+        with self._lock:
+            if self._llm is None:
+                from policykb.llm import make_llm
+
+                self._llm = make_llm(self.config.llm, self.config.kb_dir, self.tracker)
+            return self._llm
+
+    @property
+    def property_labels(self) -> Mapping[str, str]:
+        with self._lock:
+            if self._labels is None:
+                self._labels = ontology_labels(resource_dir(self.config.ontology.dir))
+            return self._labels
+
+    def retriever(self, mode: str) -> Retriever:
+        with self._lock:
+            if mode not in self._retrievers:
+                if mode not in RETRIEVERS:
+                    raise InputError(f"unknown mode {mode!r}; known: {', '.join(RETRIEVERS)}")
+                self._retrievers[mode] = RETRIEVERS[mode](self)
+            return self._retrievers[mode]
+
+    # --- asking ---------------------------------------------------------------------------------
+    def ask(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Answer:
+        """Answer ``question`` from the KB.
+
+        ``mode``: retrieval — "dual" (default), "spr", "k", "vector" or any registered strategy.
+        ``answer``: "extractive" (no LLM; the default) or "llm" (one call to the [llm] model).
+        ``k``: text chunks to retrieve (default ``[answer] k``).
+        """
+        cfg = self.config.answer
+        mode = mode or cfg.mode
+        kind = answer or cfg.answer
+        if kind not in ANSWER_KINDS:
+            raise InputError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
+        if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 50):
+            raise InputError("k must be an integer between 1 and 50")
+        text = clean_question(question, cfg.max_question_chars)
+        retriever = self.retriever(mode)
+        before = self.tracker.totals
+        timings: dict[str, float] = {}
+
+        started = time.perf_counter()
+        found: Retrieval = retriever.search(text, k or cfg.k)
+        timings["retrieve"] = _ms(started)
+
+        mark = time.perf_counter()
+        context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
+        timings["fuse"] = _ms(mark)
+
+        mark = time.perf_counter()
+        draft = renumber(self._generator(kind).generate(text, context))
+        timings["generate"] = _ms(mark)
+        timings["total"] = _ms(started)
+        timings.update(found.trace.timings_ms)
+        return self._answer(text, mode, kind, found, context, draft, timings, before)
+
+    def _budget(self, question: str) -> int:
+        cfg = self.config.answer
+        if cfg.context_tokens:
+            return cfg.context_tokens
+        # The embedded model's window must hold the prompt, the evidence and the answer.
+        return max(64, self.config.llm.context_size - cfg.answer_tokens - prompt_overhead(question))
+
+    def _generator(self, kind: str) -> ExtractiveGenerator | LLMGenerator:
+        cfg = self.config.answer
+        if kind == "llm":
+            return LLMGenerator(self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations)
+        if cfg.scoring == "hybrid":
+            scorer: SentenceScorer = HybridScorer(self.embedder, cfg.min_score)
+        elif cfg.scoring == "embedding":
+            scorer = EmbeddingScorer(self.embedder, cfg.min_similarity)
+        else:
+            scorer = LexicalScorer(cfg.min_overlap)
+        return ExtractiveGenerator(scorer, max_facts=cfg.max_facts, max_sentences=cfg.max_sentences)
+
+    def _answer(self, question, mode, kind, found: Retrieval, context: FusedContext, draft: Draft, timings, before) -> Answer:
+        after = self.tracker.totals
+        usage = AnswerUsage(
+            llm_calls=after.calls - before.calls,
+            llm_cache_hits=after.cache_hits - before.cache_hits,
+            prompt_tokens=after.usage.prompt_tokens - before.usage.prompt_tokens,
+            completion_tokens=after.usage.completion_tokens - before.usage.completion_tokens,
+            context_tokens=context.tokens,
+        )
+        return Answer(
+            question=question,
+            text=draft.text,
+            mode=mode,
+            kind=kind,  # type: ignore[arg-type]
+            citations=draft.citations,
+            triples=tuple(p.evidence.fact for p in context.facts if p.evidence.fact is not None),
+            evidence=found.evidence,
+            trace=replace(found.trace, timings_ms=dict(found.trace.timings_ms)),
+            abstained=draft.abstained,
+            timings_ms=timings,
+            usage=usage,
+            model=draft.model,
+            draft=draft.draft,
+            attributed=draft.attributed,
+        )
+
+
+def ask(question: str, kb: str | Path | Config = "kb", **kwargs) -> Answer:
+    """Open ``kb``, answer one question, close it. Keyword arguments go to :meth:`KnowledgeBase.ask`."""
+    with KnowledgeBase.open(kb) as base:
+        return base.ask(question, **kwargs)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

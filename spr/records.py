@@ -1,0 +1,191 @@
+"""Typed records of the answering side: evidence in, answers out.
+
+Everything here is frozen and JSON-friendly: :meth:`Answer.to_dict` is what the HTTP server returns
+and what ``policykb ask --json`` prints. Character offsets always index into the *normalized*
+document text the KB was built from (``pkb:startOffset``/``pkb:endOffset`` of chunks), so a citation
+``(document, start, end)`` with its ``quote`` can be checked against the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+EvidenceKind = Literal["triple", "chunk"]
+AnswerKind = Literal["extractive", "llm"]
+
+ABSTAIN = "The documents do not say."
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """A chunk of a document: its text and where it sits (``start``/``end`` in the document text)."""
+
+    iri: str
+    document: str  # document IRI
+    title: str  # document title ("" when the KB has none)
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One RDF triple with readable labels. ``object_is_literal``: the object is a value, not an IRI.
+
+    ``graphs`` are the chunk graphs that state the triple: its provenance.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    subject_label: str
+    predicate_label: str
+    object_label: str
+    object_is_literal: bool = False
+    graphs: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One retrieved piece: a triple (``fact`` set) or a text chunk (``chunk`` set).
+
+    ``score``: the retriever's own relevance, higher is better; cosine scores lie in [-1, 1],
+    structured (SPR) triples carry 1.0 because a query returned them. ``chunk`` of a triple is its
+    provenance chunk when known (the first of ``fact.graphs`` the KB could resolve).
+    ``source`` names the retriever ("spr", "k", "vector"); ``matched`` holds what matched, e.g. the
+    question-bank questions.
+    """
+
+    kind: EvidenceKind
+    text: str  # a chunk's text, or the triple verbalized as a sentence
+    score: float
+    source: str
+    chunk: ChunkRef | None = None
+    fact: Fact | None = None
+    matched: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """Identity for de-duplication: the triple, or the chunk IRI."""
+        if self.fact is not None:
+            return "triple:" + "\x00".join(self.fact.key)
+        return "chunk:" + (self.chunk.iri if self.chunk else self.text)
+
+
+@dataclass(frozen=True)
+class LinkedEntity:
+    """A question phrase grounded to a KB entity. ``score``: the fused linking score (higher is
+    better); ``similarity``: embedding cosine in [-1, 1]; ``weight``: the disambiguation weight
+    ``w_f · w_i`` in [0, 1]."""
+
+    mention: str
+    iri: str
+    label: str
+    score: float
+    similarity: float = 0.0
+    weight: float = 0.0
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What a retriever did beyond returning evidence (filled by the structured retriever)."""
+
+    sexpr: str = ""  # the grounded S-expression, or the parse when grounding failed
+    parse: str = ""  # the parser's raw output (labels, before linking)
+    sparql: str = ""
+    linked: tuple[LinkedEntity, ...] = ()
+    answers: tuple[str, ...] = ()  # the query's answer labels or values
+    count: int | None = None  # the answer of a COUNT query
+    note: str = ""  # why structured retrieval returned nothing, when it did not
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """Evidence plus the trace of how it was found."""
+
+    evidence: tuple[Evidence, ...]
+    trace: Trace = Trace()
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A numbered source in an answer: the quote is exactly ``document_text[start:end]``."""
+
+    id: int
+    chunk: str  # chunk IRI
+    document: str  # document IRI
+    title: str
+    start: int
+    end: int
+    quote: str
+
+
+@dataclass(frozen=True)
+class AnswerUsage:
+    """Model use for one answer. ``llm_calls`` counts requests, cache hits included."""
+
+    llm_calls: int = 0
+    llm_cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    context_tokens: int = 0  # estimated tokens of the packed evidence context
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer with its evidence.
+
+    ``citations``: the sources the text cites as ``[n]``. ``triples``: the structured facts used,
+    with provenance graphs. ``evidence``: everything retrieval returned (for explain).
+    ``abstained``: the text is the abstention (nothing relevant was found or cited).
+    ``timings_ms``: per stage ("retrieve", "fuse", "generate", "total", and the retriever's own).
+    """
+
+    question: str
+    text: str
+    mode: str
+    kind: AnswerKind
+    citations: tuple[Citation, ...] = ()
+    triples: tuple[Fact, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    trace: Trace = Trace()
+    abstained: bool = False
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    usage: AnswerUsage = AnswerUsage()
+    model: str = ""  # the generator's model id ("" for extractive answers)
+    draft: str = ""  # an LLM reply withheld because no evidence supports it
+    attributed: bool = False  # the LLM cited nothing; its sentences were matched to evidence
+
+    @property
+    def sexpr(self) -> str:
+        return self.trace.sexpr
+
+    @property
+    def sparql(self) -> str:
+        return self.trace.sparql
+
+    @property
+    def linked_entities(self) -> tuple[LinkedEntity, ...]:
+        return self.trace.linked
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-serializable data (tuples become lists, mappings dicts)."""
+        data = asdict(self)
+        data["timings_ms"] = {k: round(float(v), 2) for k, v in self.timings_ms.items()}
+        data["trace"]["timings_ms"] = {k: round(float(v), 2) for k, v in self.trace.timings_ms.items()}
+        return _plain(data)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

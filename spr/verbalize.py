@@ -1,0 +1,67 @@
+"""Triples as sentences: "National Energy Bureau issues National Solar Plan."
+
+SPR-RAG puts structured facts into the generator's context as text; a sentence built from the
+ontology's ``rdfs:label`` of the property and the entities' ``skos:prefLabel`` reads naturally and
+can be matched against the question like any other sentence. :func:`verbalize` is pure; the
+ontology's property labels are read by :func:`ontology_labels`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from pyoxigraph import NamedNode, RdfFormat, parse
+
+from spr.records import Fact
+from store.vocab import RDFS, XSD
+
+_RDFS_LABEL = RDFS + "label"
+
+
+def label_from_iri(iri: str) -> str:
+    """A readable fallback label: the local name with camelCase split ("hasDeadline" → "has deadline")."""
+    local = re.split(r"[#/]", iri.rstrip("/#"))[-1] or iri
+    # Minted instance IRIs end in "-<hash>"; the hash is noise in a sentence.
+    local = re.sub(r"-[0-9a-f]{12}$", "", local)
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local).replace("_", " ").replace("-", " ")
+    return " ".join(w if w.isupper() else w.lower() for w in words.split()) or iri
+
+
+def format_literal(value: str, datatype: str = "") -> str:
+    """Literal values as a person would write them: ISO dates become "31 December 2030"."""
+    if datatype == XSD + "date" or (not datatype and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)):
+        try:
+            day = dt.date.fromisoformat(value)
+            return f"{day.day} {day:%B} {day.year}"
+        except ValueError:
+            return value
+    return value
+
+
+def verbalize(fact: Fact) -> str:
+    """One sentence for a triple, from its labels (falling back to the IRIs' local names)."""
+    subject = fact.subject_label or label_from_iri(fact.subject)
+    predicate = fact.predicate_label or label_from_iri(fact.predicate)
+    obj = fact.object_label or (fact.object if fact.object_is_literal else label_from_iri(fact.object))
+    sentence = f"{subject} {predicate} {obj}".strip()
+    sentence = sentence[:1].upper() + sentence[1:]
+    return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
+
+
+def ontology_labels(ontology_dir: Path) -> dict[str, str]:
+    """``rdfs:label`` (English or untagged) of every term in the ``*.owl`` files of a folder.
+
+    Read with pyoxigraph's RDF/XML parser: a few milliseconds, and no import of the indexing side.
+    """
+    labels: dict[str, str] = {}
+    for path in sorted(Path(ontology_dir).glob("*.owl")):
+        with open(path, "rb") as handle:
+            for quad in parse(handle, RdfFormat.RDF_XML, base_iri=path.resolve().as_uri()):
+                if quad.predicate.value != _RDFS_LABEL or not isinstance(quad.subject, NamedNode):
+                    continue
+                lang = getattr(quad.object, "language", None)
+                if lang in (None, "", "en"):
+                    labels.setdefault(quad.subject.value, quad.object.value)
+    return labels

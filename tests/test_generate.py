@@ -1,0 +1,138 @@
+"""Answer generation from a fused context: extractive (lexical scoring here) and LLM post-processing.
+
+The LLM tests use a scripted model: a real subclass of ``policykb.llm.LLM`` whose ``_generate``
+returns a fixed reply, so the model layer's accounting (one call, usage) runs for real while the
+citation handling is under test. The real embedded model runs in tests/test_qa.py.
+"""
+
+from __future__ import annotations
+
+from spr.fuse import fuse
+from spr.generate import (
+    ExtractiveGenerator,
+    LexicalScorer,
+    LLMGenerator,
+    cited_ids,
+    content_words,
+    lexical_scores,
+    renumber,
+)
+from spr.records import ABSTAIN, ChunkRef, Evidence, Fact
+from spr.verbalize import verbalize
+from policykb.llm.base import LLM, Completion, Request
+from policykb.usage import Usage, UsageTracker
+
+B = "https://example.org/"
+ACT_TEXT = (
+    "## Article 5 Penalties\n\nAn operator who fails to register an installation shall pay a fine of up to "
+    "EUR 50,000. The National Energy Bureau imposes the fine by administrative decision."
+)
+ACT = ChunkRef(B + "chunk/act", B + "doc/act", "Renewable Energy Act", 900, 900 + len(ACT_TEXT), ACT_TEXT)
+PLAN_TEXT = "The Plan sets a target of 12 GW of installed solar capacity by 31 December 2030."
+PLAN = ChunkRef(B + "chunk/plan", B + "doc/plan", "National Solar Plan", 40, 40 + len(PLAN_TEXT), PLAN_TEXT)
+
+
+def passage(c: ChunkRef) -> Evidence:
+    return Evidence("chunk", c.text, 0.8, "k", chunk=c)
+
+
+def issues_fact(c: ChunkRef) -> Evidence:
+    f = Fact(B + "bureau", B + "issues", B + "plan", "National Energy Bureau", "issues", "National Solar Plan", graphs=(c.iri,))
+    return Evidence("triple", verbalize(f), 1.0, "spr", chunk=c, fact=f)
+
+
+CONTEXT = fuse([issues_fact(PLAN), passage(ACT), passage(PLAN)], 1000)
+
+
+def test_content_words_and_lexical_scores():
+    assert content_words("Who is registering the installations?") == ["register", "installation"]
+    scores = lexical_scores("fine for registering installations", ["A fine applies to registered installations.", "Solar targets."])
+    assert scores[0] > 0.9 and scores[1] == 0.0
+
+
+def test_extractive_answer_quotes_the_best_sentence_with_document_offsets():
+    draft = ExtractiveGenerator(LexicalScorer(0.3)).generate("How much is the fine for failing to register an installation?", CONTEXT)
+    assert not draft.abstained
+    first = draft.citations[0]
+    assert "EUR 50,000" in first.quote and first.chunk == ACT.iri and first.title == "Renewable Energy Act"
+    # Offsets are document offsets: the chunk's start plus the sentence's place in the chunk.
+    assert ACT.text[first.start - ACT.start : first.end - ACT.start] == first.quote
+    assert draft.text.startswith(f"{first.quote} [{first.id}]")
+    assert "Article 5" not in draft.text  # headings are not statements
+
+
+def test_extractive_answer_puts_relevant_facts_first_and_cites_their_chunk():
+    draft = ExtractiveGenerator(LexicalScorer(0.3)).generate("Who issues the National Solar Plan?", CONTEXT)
+    assert draft.text.startswith("National Energy Bureau issues National Solar Plan. [1]")
+    plan = next(c for c in draft.citations if c.id == 1)
+    assert plan.chunk == PLAN.iri and plan.quote == PLAN_TEXT  # the fact's supporting sentence
+
+
+def test_extractive_answer_abstains_when_nothing_is_relevant():
+    draft = ExtractiveGenerator(LexicalScorer(0.3)).generate("What is the capital of France?", CONTEXT)
+    assert draft.text == ABSTAIN and draft.abstained and draft.citations == ()
+    empty = ExtractiveGenerator(LexicalScorer(0.3)).generate("How much is the fine?", fuse([], 500))
+    assert empty.text == ABSTAIN
+
+
+class ScriptedLLM(LLM):
+    """Returns a fixed reply; the base class still does request building and usage accounting."""
+
+    def __init__(self, reply: str, tracker: UsageTracker):
+        super().__init__("scripted", tracker=tracker)
+        self.reply = reply
+        self.requests: list[Request] = []
+
+    def _generate(self, request: Request) -> Completion:
+        self.requests.append(request)
+        return Completion(self.reply, Usage(100, 20), False, self.model_id)
+
+
+def run_llm(reply: str, context=CONTEXT):
+    tracker = UsageTracker()
+    llm = ScriptedLLM(reply, tracker)
+    return LLMGenerator(llm, max_tokens=64).generate("How much is the fine?", context), tracker, llm
+
+
+def test_cited_ids_understands_the_usual_forms():
+    assert cited_ids("A [2]. B [1, 3]. C [3][4]. D [x] [12]") == [2, 1, 3, 4, 12]
+
+
+def test_llm_reply_with_citations_keeps_valid_ones_and_drops_invented_ids():
+    draft, tracker, llm = run_llm("The fine is up to EUR 50,000 [2][9].")
+    assert tracker.totals.calls == 1 and len(llm.requests) == 1
+    prompt = llm.requests[0].messages[-1][1]
+    assert "[2] (Renewable Energy Act)" in prompt and "Question: How much is the fine?" in prompt
+    assert draft.text == "The fine is up to EUR 50,000 [2]." and not draft.abstained
+    assert [c.id for c in draft.citations] == [2]
+    assert "EUR 50,000" in draft.citations[0].quote
+
+
+def test_llm_abstention_is_normalized():
+    draft, _, _ = run_llm("the documents do not say")
+    assert draft.text == ABSTAIN and draft.abstained and not draft.citations
+
+
+def test_uncited_reply_is_attributed_when_evidence_supports_it():
+    draft, _, _ = run_llm("An operator who fails to register pays a fine of up to EUR 50,000.")
+    assert draft.attributed and not draft.abstained
+    assert draft.text.endswith("[2].") and draft.citations[0].chunk == ACT.iri
+
+
+def test_uncited_unsupported_reply_is_withheld():
+    draft, _, _ = run_llm("Nuclear plants are banned in Nordland since 1980.")
+    assert draft.text == ABSTAIN and draft.abstained
+    assert draft.draft == "Nuclear plants are banned in Nordland since 1980."
+
+
+def test_no_evidence_means_no_model_call():
+    draft, tracker, _ = run_llm("anything", context=fuse([], 500))
+    assert draft.text == ABSTAIN and tracker.totals.calls == 0
+
+
+def test_renumber_makes_ids_follow_first_use():
+    draft, _, _ = run_llm("The fine is up to EUR 50,000 [2]. Solar targets apply too [1, 2].")
+    assert [c.id for c in draft.citations] == [2, 1]
+    again = renumber(draft)
+    assert again.text == "The fine is up to EUR 50,000 [1]. Solar targets apply too [2, 1]."
+    assert [(c.id, c.chunk) for c in again.citations] == [(1, ACT.iri), (2, PLAN.iri)]

@@ -1,0 +1,220 @@
+"""The answering API and `policykb ask` on a real KB: the example corpus through the real ingest
+pipeline (lexicon extraction, chunk/entity/question indexes, weights), real MiniLM, real store.
+
+The KB is built once per session (``corpus_kb``) and reused by tests/test_readme_example.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policykb.errors import InputError, ModelUnavailableError
+from spr.records import ABSTAIN
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "examples" / "corpus"
+
+pytestmark = pytest.mark.slow  # loads MiniLM and builds a KB
+
+
+def corpus_kb(tmp_path_factory) -> Path:
+    """``<session tmp>/qa/kb``: ontologies + examples/corpus ingested, every derived index built."""
+    kb = tmp_path_factory.getbasetemp() / "qa" / "kb"
+    if (kb / "store").is_dir():
+        return kb
+    from kgpipeline.pipeline import build_controller
+    from policykb.config import load_config, resource_dir
+    from store.ontologies import load_ontologies
+    from store.open import open_store
+
+    kb.mkdir(parents=True)
+    config = load_config(kb_dir=kb)
+    store = open_store(config)
+    try:
+        load_ontologies(store, resource_dir(config.ontology.dir))
+        controller = build_controller(config, store)
+        try:
+            summary = controller.ingest([CORPUS])
+        finally:
+            controller.close()
+        assert not summary.skipped, summary.skipped
+    finally:
+        store.close()
+    return kb
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory) -> Path:
+    return corpus_kb(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def kb(kb_dir):
+    from spr.qa import KnowledgeBase
+
+    with KnowledgeBase.open(kb_dir) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def documents() -> dict[str, str]:
+    """Document title → normalized text, read independently of the KB to check citation spans."""
+    from kgpipeline.preprocess import load_documents
+
+    out = {}
+    for path in sorted(CORPUS.iterdir()):
+        for doc in load_documents(path).documents:
+            out[doc.title] = doc.text
+    return out
+
+
+# Questions the corpus answers, each with words of the sentence that answers it and its document.
+ANSWERABLE = [
+    ("How much is the fine for an operator who fails to register an installation?", "EUR 50,000", "Renewable Energy Act of 2024"),
+    ("Where will the National Energy Monitoring Center be established?", "Aldby", "Decision on the Establishment of the National Energy Monitoring Center"),
+    ("What sound power level must the outdoor unit of a heat pump not exceed?", "55 dB(A)", "NES 2045 Performance Specification for Residential Heat Pumps"),
+    ("How far must wind turbines be from homes?", "800 metres", "Guidelines for Onshore Wind Siting in Westmark Province"),
+]
+
+
+@pytest.mark.parametrize("question,words,title", ANSWERABLE)
+def test_extractive_answer_cites_the_chunk_that_answers(kb, documents, question, words, title):
+    answer = kb.ask(question)
+    assert not answer.abstained and answer.kind == "extractive" and answer.mode == "dual"
+    cited = [c for c in answer.citations if words in c.quote]
+    assert cited, (answer.text, answer.citations)
+    c = cited[0]
+    assert c.title == title and f"[{c.id}]" in answer.text
+    assert documents[title][c.start : c.end] == c.quote  # the span is exact in the source document
+    assert answer.usage.llm_calls == 0
+    assert {"retrieve", "fuse", "generate", "total"} <= set(answer.timings_ms)
+
+
+@pytest.mark.parametrize("question", ["What is the capital of France?", "How many nuclear power plants does Nordland operate?"])
+def test_unanswerable_question_gets_the_abstention(kb, question):
+    answer = kb.ask(question)
+    assert answer.text == ABSTAIN and answer.abstained and answer.citations == ()
+    assert answer.evidence  # retrieval found neighbours; none was relevant enough
+
+
+def test_structured_mode_returns_triples_with_provenance_and_the_query(kb):
+    answer = kb.ask("What did the National Energy Bureau establish?", mode="spr")
+    assert answer.evidence and all(e.kind == "triple" for e in answer.evidence)
+    assert answer.sexpr.startswith("(JOIN") and "SELECT" in answer.sparql and answer.linked_entities
+    facts = [t for t in answer.triples if t.object_label == "Solar Monitoring Center"]
+    assert facts and facts[0].graphs and answer.citations[0].chunk in facts[0].graphs
+    assert "Solar Monitoring Center" in answer.text
+
+
+@pytest.mark.parametrize("mode,kinds", [("k", {"chunk"}), ("vector", {"chunk"}), ("dual", {"triple", "chunk"})])
+def test_each_mode_returns_its_kind_of_evidence(kb, mode, kinds):
+    answer = kb.ask("Who issues the National Solar Plan?", mode=mode, k=2)
+    assert {e.kind for e in answer.evidence} == kinds
+    assert len([e for e in answer.evidence if e.kind == "chunk"]) <= 2
+    assert all(e.chunk is not None and e.chunk.text for e in answer.evidence)
+    assert any("National Solar Plan" in (e.chunk.title + e.text) for e in answer.evidence)
+
+
+@pytest.mark.parametrize(
+    "question", ["", "   \n\t ", "x" * 10_000, "DROP ALL " * 300],
+)
+def test_empty_or_overlong_questions_are_input_errors(kb, question):
+    with pytest.raises(InputError):
+        kb.ask(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ['DROP ALL', '" } DROP ALL ; { "', "Who issues {?x} the <National> 'Solar' Plan\\?", "\x00\x07 What?", "[ ] ( ) ] (JOIN"],
+)
+def test_hostile_questions_get_a_safe_answer_and_change_nothing(kb, question):
+    before = kb.store.count()
+    for mode in ("dual", "vector"):
+        answer = kb.ask(question, mode=mode)
+        assert answer.text
+    assert kb.store.count() == before
+
+
+def test_bad_options_are_input_errors(kb):
+    with pytest.raises(InputError, match="unknown mode"):
+        kb.ask("Who issues the plan?", mode="telepathy")
+    with pytest.raises(InputError, match="answer kind"):
+        kb.ask("Who issues the plan?", answer="poem")
+    with pytest.raises(InputError):
+        kb.ask("Who issues the plan?", k=0)
+
+
+def test_to_dict_is_json(kb):
+    data = json.loads(json.dumps(kb.ask("What did the National Energy Bureau establish?").to_dict()))
+    assert data["citations"][0]["quote"] and data["trace"]["sparql"] and data["triples"][0]["graphs"]
+    assert data["usage"]["llm_calls"] == 0 and data["kind"] == "extractive"
+
+
+# --- CLI ---------------------------------------------------------------------------------------------
+def cli_run(*args: str):
+    from policykb.cli import cli
+
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_cli_prints_answer_with_numbered_sources(kb_dir):
+    result = cli_run("--kb", str(kb_dir), "ask", ANSWERABLE[0][0])
+    assert result.exit_code == 0, result.output
+    assert "EUR 50,000" in result.output and "Sources:" in result.output and "[1]" in result.output
+
+
+def test_cli_json_and_explain(kb_dir):
+    result = cli_run("ask", "What did the National Energy Bureau establish?", "--json", "--kb", str(kb_dir))
+    data = json.loads(result.output)
+    assert data["mode"] == "dual" and data["citations"]
+    explain = cli_run("--kb", str(kb_dir), "ask", "What did the National Energy Bureau establish?", "--explain")
+    for part in ("Parse:", "Linked entities", "SPARQL:", "Triples (", "Chunks (", "Timings:"):
+        assert part in explain.output
+
+
+def test_cli_errors_are_one_line(kb_dir, tmp_path):
+    empty = cli_run("--kb", str(kb_dir), "ask", "  ")
+    assert empty.exit_code == 2 and empty.output.strip() == "error: empty question"
+    missing = cli_run("--kb", str(tmp_path / "none"), "ask", "Who?")
+    assert missing.exit_code == 2 and "no knowledge base" in missing.output
+
+
+def test_model_down_is_a_model_unavailable_error(kb_dir, monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("POLICYKB_LLM__PROVIDER", "openai")
+    monkeypatch.setenv("POLICYKB_LLM__BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("POLICYKB_LLM__MODEL", "none")
+    monkeypatch.setenv("POLICYKB_LLM__RETRIES", "0")
+    from spr.qa import KnowledgeBase
+
+    with KnowledgeBase.open(kb_dir) as base, pytest.raises(ModelUnavailableError):
+        base.ask(ANSWERABLE[0][0], answer="llm")
+    result = cli_run("--kb", str(kb_dir), "ask", ANSWERABLE[0][0], "--answer", "llm")
+    assert result.exit_code == 4 and result.output.count("\n") == 1 and result.output.startswith("error:")
+
+
+def test_llm_answer_makes_one_call_and_cites_or_abstains(kb_dir):
+    """The embedded SmolLM2 end to end (the one test that runs the real generator)."""
+    from policykb.config import load_config
+    from spr.qa import KnowledgeBase
+
+    config = load_config(kb_dir=kb_dir)
+    config.llm.cache = False  # a cached reply would make no model call
+    with KnowledgeBase.open(config) as base:
+        answer = base.ask("Where will the National Energy Monitoring Center be established?", answer="llm")
+        assert base.tracker.totals.calls == 1
+    assert answer.usage.llm_calls == 1 and answer.usage.prompt_tokens > answer.usage.context_tokens / 2
+    assert answer.kind == "llm" and answer.model.startswith("gguf:")
+    if answer.abstained:
+        assert answer.text == ABSTAIN
+    else:
+        ids = {c.id for c in answer.citations}
+        assert ids and all(f"[{i}" in answer.text or f", {i}]" in answer.text for i in ids)
