@@ -8,6 +8,8 @@ similarity, between -1 and 1, higher is more similar.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import hashlib
 import json
 import os
@@ -54,6 +56,8 @@ class Embedder(ABC):
         self.cache = cache
         self.tracker = tracker if tracker is not None else UsageTracker()
         self._dimension: int | None = None
+        # Recently used vectors, in memory: one question is embedded by several retrievers per ask.
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
@@ -66,6 +70,15 @@ class Embedder(ABC):
             self._dimension = int(self.embed_batch(["dimension probe"]).shape[1])
         return self._dimension
 
+    _RECENT_MAX = 2048
+
+    def _remember(self, vectors: dict[str, np.ndarray]) -> None:
+        for text, vector in vectors.items():
+            self._recent[text] = vector
+            self._recent.move_to_end(text)
+        while len(self._recent) > self._RECENT_MAX:
+            self._recent.popitem(last=False)
+
     def embed(self, text: str) -> np.ndarray:
         """One vector, shape (dim,)."""
         return self.embed_many([text])[0]
@@ -77,7 +90,10 @@ class Embedder(ABC):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         unique = list(dict.fromkeys(texts))
-        found = self.cache.get_many(self.model_id, unique) if self.cache is not None else {}
+        found = {t: self._recent[t] for t in unique if t in self._recent}
+        rest = [t for t in unique if t not in found]
+        if self.cache is not None and rest:
+            found.update(self.cache.get_many(self.model_id, rest))
         missing = [t for t in unique if t not in found]
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(missing), self.batch_size):
@@ -90,6 +106,7 @@ class Embedder(ABC):
             self.cache.put_many(self.model_id, fresh)
         self.tracker.record_embeddings(computed=len(missing), cached=len(unique) - len(missing))
         by_text = {**found, **fresh}
+        self._remember(by_text)
         return np.stack([by_text[t] for t in texts]).astype(np.float32, copy=False)
 
 

@@ -26,6 +26,14 @@ _DOUBLE = NamedNode(XSD + "double")
 _INT = NamedNode(XSD + "integer")
 
 
+def normalize_surface(text: str) -> str:
+    """The normalized surface form used as the key of links: casefolded, whitespace collapsed.
+
+    The weights stage and the linker must normalize alike, so both call this one function.
+    """
+    return " ".join(text.casefold().split())
+
+
 def weights_graph(base_iri: str) -> NamedNode:
     return NamedNode(f"{base_iri.rstrip('/#')}/graph/weights")
 
@@ -93,3 +101,13 @@ def read_link_weights(store: RDFStore) -> list[LinkWeight]:
         )
         for r in rows
     ]
+
+
+def links_by_surface(weights: list[LinkWeight]) -> dict[str, list[LinkWeight]]:
+    """Group links by surface form, each group sorted by fused weight (best first, then IRI)."""
+    groups: dict[str, list[LinkWeight]] = {}
+    for w in weights:
+        groups.setdefault(w.surface, []).append(w)
+    for group in groups.values():
+        group.sort(key=lambda w: (-w.fused, -w.prior, w.entity))
+    return groups
