@@ -33,6 +33,7 @@ from kgpipeline.write import build_document_graphs, doc_iri
 from policykb.config import IngestConfig
 from policykb.errors import InputError, ModelUnavailableError, PolicyKBError, StoreConnectionError
 from store.base import RDFStore
+from store.ontologies import load_ontologies
 from store.vocab import content_hash, slug
 
 log = logging.getLogger("policykb.ingest")
@@ -122,6 +123,7 @@ class IngestController:
         classifier_llm=None,
         sleep: Callable[[float], None] = time.sleep,
         stages: list[DerivedStage] | None = None,
+        ontology_dir: Path | None = None,
     ):
         self.store = store
         self.kb_dir = Path(kb_dir)
@@ -133,6 +135,7 @@ class IngestController:
         self.state = IngestState(self.kb_dir / STATE_FILE)
         self._sleep = sleep
         self.stages = stages or []
+        self.ontology_dir = ontology_dir
         self.last_stage_seconds: dict[str, float] = {}
 
     def close(self) -> None:
@@ -142,6 +145,9 @@ class IngestController:
     def ingest(self, paths: Iterable[Path], progress: ProgressFn | None = None) -> IngestSummary:
         """Ingest files and folders. With no paths, resume what an interrupted run left queued."""
         started = time.perf_counter()
+        if self.ontology_dir is not None:
+            # The answering side reads labels and domains from the store: keep them current.
+            load_ontologies(self.store, self.ontology_dir)
         pending = self.state.pending_deletes()
         for doc_id in pending:
             self.delete(doc_id)

@@ -41,13 +41,44 @@ def build_controller(
         config.kb.base_iri,
         classifier_llm=llm if config.ingest.classify_with_llm else None,
         stages=derived_stages(config, tracker, llm_cache),
+        ontology_dir=ontology_dir,
     )
 
 
-# name -> factory(config, tracker). Stages run in this order after an ingest that changed the KB.
+# Stage factories import their module only when called, so building a controller stays cheap.
 StageFactory = Callable[[Config, "UsageTracker | None", "bool | None"], DerivedStage]
+
+
+def _chunks(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.chunk_vectors import make_stage  # plain chunk vectors (the traditional-RAG baseline)
+
+    return make_stage(config, tracker, llm_cache)
+
+
+def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.entity_index import make_stage  # entity-label FAISS index (SPR entity linking)
+
+    return make_stage(config, tracker, llm_cache)
+
+
+def _weights(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.weights import weights_stage  # disambiguation priors x community centrality
+
+    return weights_stage(config, tracker, llm_cache)
+
+
+def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.questions import questions_stage  # the question bank K
+
+    return questions_stage(config, tracker, llm_cache)
+
+
+# Run in this order after an ingest that changed the KB; `policykb reindex NAME` runs one.
 STAGES: dict[str, StageFactory] = {
-    # --- registered derived stages (one line each) ---
+    "chunks": _chunks,
+    "entities": _entities,
+    "weights": _weights,
+    "questions": _questions,
 }
 
 
