@@ -1,0 +1,168 @@
+"""The evaluation report: per-system aggregates, Markdown tables with significance marks, and the
+per-question JSONL behind them. Aggregation is pure; :func:`write_report` does the file I/O."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from spr.eval import metrics as m
+from spr.eval.runner import EvalSettings, QuestionResult
+from spr.eval.significance import Comparison, compare_all
+
+# (metric key, column title); a column appears when any system has a value for it
+RETRIEVAL = [("recall@{k}", "R@{k}"), ("mrr@{K}", "MRR@{K}"), ("context_precision", "CtxP"), ("context_recall", "CtxR")]
+ANSWERS = [
+    ("em", "EM"), ("f1", "F1"), ("accuracy", "Acc"), ("token_recall", "TokR"), ("rouge1", "R-1"), ("rouge2", "R-2"),
+    ("rougeL", "R-L"), ("k_precision", "K-Prec"), ("hits@1", "Hits@1"),
+    ("abstain_unanswerable", "Abst(unans)"), ("abstain_answerable", "Abst(ans)"),
+]
+JUDGED = [("faithfulness", "Faith"), ("answer_relevance", "AnsRel"), ("context_relevance", "CtxRel")]
+LOWER_IS_BETTER = {"abstain_answerable"}
+
+
+@dataclass(frozen=True)
+class SystemSummary:
+    """Means per metric over the applicable questions, and cost/speed per question."""
+
+    system: str
+    questions: int
+    errors: int
+    means: Mapping[str, float | None]
+    llm_calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    context_tokens: float
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+def structured(results: Sequence[QuestionResult]) -> bool:
+    """Hits@1 needs ranked structured answers; without any in the run it would be 0 everywhere."""
+    return any(r.top_answer is not None for r in results)
+
+
+def per_question(results: Sequence[QuestionResult]) -> dict[str, dict[str, dict[str, float | None]]]:
+    """``[system][metric][question_id]``: the paired data the tests and the plots use."""
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for r in results:
+        for metric, value in r.scores.items():
+            out.setdefault(r.system, {}).setdefault(metric, {})[r.question_id] = value
+    return out
+
+
+def summarize(results: Sequence[QuestionResult]) -> list[SystemSummary]:
+    systems = list(dict.fromkeys(r.system for r in results))
+    out = []
+    for system in systems:
+        rows = [r for r in results if r.system == system]
+        ok = [r for r in rows if not r.error]
+        keys = list(dict.fromkeys(k for r in ok for k in r.scores))
+        n = max(1, len(ok))
+        latencies = [r.latency_ms for r in ok]
+        out.append(
+            SystemSummary(
+                system, len(rows), len(rows) - len(ok),
+                {k: m.mean(r.scores.get(k) for r in ok) for k in keys},
+                sum(r.llm_calls for r in ok) / n, sum(r.prompt_tokens for r in ok) / n,
+                sum(r.completion_tokens for r in ok) / n, sum(r.context_tokens for r in ok) / n,
+                m.percentile(latencies, 50), m.percentile(latencies, 95),
+            )
+        )
+    return out
+
+
+def _columns(spec: list[tuple[str, str]], settings: EvalSettings, summaries: Sequence[SystemSummary]) -> list[tuple[str, str]]:
+    cols = []
+    for key, title in spec:
+        expanded = [(key.format(k=k), title.format(k=k)) for k in settings.recall_ks] if "{k}" in key else [
+            (key.format(K=settings.k), title.format(K=settings.k))
+        ]
+        cols += [(k, t) for k, t in expanded if any(s.means.get(k) is not None for s in summaries)]
+    return cols
+
+
+def _mark(metric: str, system: str, baseline: str, tests: Mapping[tuple[str, str, str], Comparison]) -> str:
+    """▲/▼: significantly better/worse than the baseline system on this metric."""
+    c = tests.get((metric, baseline, system))
+    if c is None or not c.significant:
+        return ""
+    better = c.delta < 0  # delta = baseline - system
+    if metric in LOWER_IS_BETTER:
+        better = not better
+    return " ▲" if better else " ▼"
+
+
+def _table(title: str, cols: list[tuple[str, str]], summaries: Sequence[SystemSummary], tests, baseline: str) -> list[str]:
+    if not cols:
+        return []
+    lines = [f"### {title}", "", "| system | " + " | ".join(t for _, t in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for s in summaries:
+        cells = []
+        for key, _ in cols:
+            v = s.means.get(key)
+            cells.append("–" if v is None else f"{v:.3f}" + _mark(key, s.system, baseline, tests))
+        lines.append(f"| {s.system} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _fmt(v: float | None, digits: int = 0) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def render_markdown(title: str, meta: Mapping[str, str], results: Sequence[QuestionResult], settings: EvalSettings, comparisons: Sequence[Comparison]) -> str:
+    summaries = summarize(results)
+    baseline = summaries[0].system if summaries else ""
+    tests = {(c.metric, c.a, c.b): c for c in comparisons}
+    lines = [f"## {title}", ""] + [f"- {k}: {v}" for k, v in meta.items()] + [""]
+    lines += _table("Retrieval (against gold passages)", _columns(RETRIEVAL, settings, summaries), summaries, tests, baseline)
+    answer_cols = [c for c in _columns(ANSWERS, settings, summaries) if c[0] != "hits@1" or structured(results)]
+    lines += _table("Answers", answer_cols, summaries, tests, baseline)
+    lines += _table("Judged (RAGAS definitions)", _columns(JUDGED, settings, summaries), summaries, tests, baseline)
+    lines += [
+        "### Cost and speed (per question)", "",
+        "| system | LLM calls | prompt tok | completion tok | context tok | p50 ms | p95 ms | errors |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| {s.system} | {s.llm_calls:.2f} | {s.prompt_tokens:,.0f} | {s.completion_tokens:,.0f} | {s.context_tokens:,.0f} | "
+            f"{_fmt(s.p50_ms)} | {_fmt(s.p95_ms)} | {s.errors} |"
+        )
+    lines += ["", f"▲/▼: significantly better/worse than `{baseline}` (paired Wilcoxon signed-rank, Benjamini-Hochberg "
+              f"q < 0.05 over all {len(comparisons)} tests of this table set).", ""]
+    # comparisons with the baseline are the table marks; list the other significant pairs
+    significant = [c for c in comparisons if c.significant and baseline not in (c.a, c.b)]
+    if significant:
+        lines += ["Other significant pairwise differences (mean a − b, q):", ""]
+        lines += [f"- {c.metric}: {c.a} vs {c.b}: {c.delta:+.3f} (n={c.n}, q={c.q:.3g})" for c in significant]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def tested_metrics(results: Sequence[QuestionResult], settings: EvalSettings) -> list[str]:
+    """The metrics that get significance tests: the headline ones, not every ROUGE variant."""
+    keys = [f"recall@{k}" for k in settings.recall_ks] + [f"mrr@{settings.k}", "em", "f1", "accuracy", "rougeL", "hits@1",
+                                                          "abstain_unanswerable", "faithfulness", "answer_relevance", "context_relevance"]
+    present = {k for r in results for k, v in r.scores.items() if v is not None}
+    return [k for k in keys if k in present and (k != "hits@1" or structured(results))]
+
+
+def write_report(out_dir: Path, title: str, meta: Mapping[str, str], results: Sequence[QuestionResult], settings: EvalSettings) -> dict[str, Path]:
+    """``report.md``, ``results.jsonl`` (one line per system × question) and ``summary.json``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    comparisons = compare_all(per_question(results), tested_metrics(results, settings))
+    paths = {"report": out_dir / "report.md", "results": out_dir / "results.jsonl", "summary": out_dir / "summary.json"}
+    paths["report"].write_text(render_markdown(title, meta, results, settings, comparisons) + "\n", encoding="utf-8")
+    with paths["results"].open("w", encoding="utf-8") as fh:
+        for r in results:
+            fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+    summary = {
+        "title": title, "meta": dict(meta),
+        "systems": [s.__dict__ | {"means": dict(s.means)} for s in summarize(results)],
+        "comparisons": [c.__dict__ for c in comparisons],
+    }
+    paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    return paths

@@ -1,0 +1,245 @@
+"""Run systems over a dataset: one KB per dataset (built once, cached by corpus hash), every question
+asked in every retrieval mode with the same generator and budgets, each answer scored.
+
+A *system* is a retrieval mode name of :data:`spr.retrievers.RETRIEVERS` ("vector", "naive-kg",
+"spr", "k", "dual", or any strategy registered later): the harness only calls
+``KnowledgeBase.ask(question, mode=system, answer=..., k=...)``.
+
+Ingestion is injected (``ingest(config, paths) -> summary``): ``spr`` does not import the indexing
+side; the CLI passes the real pipeline (``policykb.commands_eval.ingest_with_pipeline``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policykb.config import Config
+from policykb.errors import PolicyKBError
+from spr.eval import metrics as m
+from spr.eval.datasets import EvalDataset, EvalQuestion, write_corpus
+
+if TYPE_CHECKING:
+    from spr.eval.judge import Judge
+    from spr.qa import KnowledgeBase
+    from spr.records import Answer
+    from store.base import RDFStore
+
+Ingest = Callable[[Config, Sequence[Path]], str]
+Progress = Callable[[str, int, int], None]
+STAMP = "kb.stamp.json"
+_CITATION = re.compile(r"\s*\[\d+\]")
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """What every system gets alike. ``k``: chunks retrieved per question (the cut-off of the
+    retrieval metrics too); ``recall_ks``: the k of Recall@k (MRR is taken at ``k``)."""
+
+    systems: tuple[str, ...] = ("vector", "naive-kg", "spr", "k", "dual")
+    answer: str = "extractive"
+    k: int = 10
+    recall_ks: tuple[int, ...] = (2, 5, 10)
+    # Ask every question once, unrecorded, in every system before the timed pass. The KB's embedding
+    # cache is shared, so otherwise the first system pays for embedding the context sentences that
+    # later systems find cached, and model loads land in someone's p95: latency then measures the
+    # order of the runs. Warm, it measures the systems (answers are deterministic either way).
+    warmup: bool = True
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One system's answer to one question, with its scores (None = metric not applicable)."""
+
+    dataset: str
+    system: str
+    question_id: str
+    question: str
+    kind: str
+    answerable: bool
+    gold_answers: tuple[str, ...]
+    gold_ids: tuple[str, ...]
+    answer: str
+    abstained: bool
+    retrieved_ids: tuple[str, ...]  # distinct passage ids in evidence order
+    top_answer: str | None  # the structured query's first answer, when the mode has one
+    scores: Mapping[str, float | None] = field(default_factory=dict)
+    latency_ms: float = 0.0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    context_tokens: int = 0
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["scores"] = dict(self.scores)
+        return data
+
+
+# --- the KB of a dataset ------------------------------------------------------------------------------
+def corpus_digest(dataset: EvalDataset, folder: Path) -> tuple[str, list[Path]]:
+    """Write the passages as ``corpus.jsonl`` (or hash the given corpus files); digest and paths."""
+    if dataset.passages:
+        path = folder / "corpus.jsonl"
+        return write_corpus(dataset, path), [path]
+    h = hashlib.sha256()
+    for root in dataset.corpus_paths:
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+        for f in files:
+            h.update(str(f.relative_to(root) if root.is_dir() else f.name).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest(), list(dataset.corpus_paths)
+
+
+def _build_settings(config: Config) -> str:
+    """The configuration that shapes a KB's content: a changed value means a rebuild."""
+    parts = {name: getattr(config, name).model_dump(mode="json") for name in ("ontology", "ingest", "embed", "weights", "questions")}
+    parts["base_iri"] = config.kb.base_iri
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def prepare_kb(dataset: EvalDataset, base: Config, cache_dir: Path, ingest: Ingest, *, rebuild: bool = False) -> tuple[Config, str]:
+    """The dataset's KB in ``<cache_dir>/eval/<name>/kb``: reused when the corpus and the build
+    settings are unchanged, else built from scratch. Returns its config and what was done."""
+    folder = Path(cache_dir) / "eval" / dataset.name
+    folder.mkdir(parents=True, exist_ok=True)
+    digest, paths = corpus_digest(dataset, folder)
+    config = base.model_copy(update={"kb": base.kb.model_copy(update={"dir": folder / "kb"})})
+    stamp = {"corpus_sha256": digest, "settings": _build_settings(config)}
+    stamp_file = folder / STAMP
+    if not rebuild and stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp and (folder / "kb").is_dir():
+        return config, f"reused KB {folder / 'kb'}"
+    stamp_file.unlink(missing_ok=True)  # written again only once the new KB is complete
+    shutil.rmtree(folder / "kb", ignore_errors=True)
+    (folder / "kb").mkdir(parents=True)
+    summary = ingest(config, paths)
+    stamp_file.write_text(json.dumps(stamp))
+    return config, f"built KB {folder / 'kb'}: {summary}"
+
+
+# --- mapping evidence to passages ----------------------------------------------------------------------
+def document_ids(store: RDFStore) -> dict[str, str]:
+    """Document IRI -> its id (``dcterms:identifier``, the JSONL record's id or the file stem)."""
+    from store.vocab import DCTERMS
+
+    rows = store.select(f"SELECT ?d ?id WHERE {{ ?d <{DCTERMS}identifier> ?id }}").rows
+    return {row["d"].value: row["id"].value for row in rows}  # type: ignore[union-attr]
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def resolve_contexts(store: RDFStore, questions: Sequence[EvalQuestion], doc_ids: Mapping[str, str]) -> tuple[EvalQuestion, ...]:
+    """Gold ids for questions whose gold is context text: the documents whose chunks contain a
+    probe (start, middle or end, 12 words) of a context. Texts are compared as lower-case words, so
+    the ingest's cleaning (spacing, hyphenation at line ends) does not hide a match."""
+    if not any(q.gold_contexts and not q.gold_passage_ids for q in questions):
+        return tuple(questions)
+    from store.vocab import PKB
+
+    rows = store.select(f"SELECT ?d ?t WHERE {{ ?c <{PKB}partOfDocument> ?d ; <{PKB}text> ?t }}").rows
+    texts: dict[str, list[str]] = {}
+    for row in rows:
+        texts.setdefault(doc_ids.get(row["d"].value, ""), []).append(_words(row["t"].value))  # type: ignore[union-attr]
+    out = []
+    for q in questions:
+        if q.gold_contexts and not q.gold_passage_ids:
+            gold = []
+            for ctx in q.gold_contexts:
+                words = _words(ctx).split()
+                probes = {" ".join(words[i : i + 12]) for i in (0, max(0, len(words) // 2 - 6), max(0, len(words) - 12))}
+                gold += [d for d, chunks in texts.items() if d and any(p and p in c for p in probes for c in chunks)]
+            q = replace(q, gold_passage_ids=tuple(dict.fromkeys(gold)))
+        out.append(q)
+    return tuple(out)
+
+
+# --- scoring one answer ----------------------------------------------------------------------------------
+def score(question: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], settings: EvalSettings) -> dict[str, float | None]:
+    """Every automatic metric for one answer (pure given the answer)."""
+    ranked = m.dedupe(doc_of.get(e.chunk.document, "") for e in answer.evidence if e.chunk is not None)
+    gold = question.gold_passage_ids
+    text = _CITATION.sub("", answer.text).strip()
+    pred = m.prediction(text, answer.abstained)
+    golds = question.answers if question.answerable else ()
+    context = "\n".join(e.text for e in answer.evidence)
+    out: dict[str, float | None] = {f"recall@{k}": m.recall_at_k(ranked, gold, k) for k in settings.recall_ks}
+    out[f"mrr@{settings.k}"] = m.mrr_at_k(ranked, gold, settings.k)
+    out["context_precision"] = m.context_precision(ranked, gold)
+    out["context_recall"] = m.context_recall(ranked, gold)
+    out["em"] = m.exact_match(pred, golds)
+    out["f1"] = m.f1(pred, golds)
+    out["token_recall"] = m.token_recall(pred, golds)
+    out["accuracy"] = m.contains_answer(pred, golds)
+    out["hits@1"] = m.hits_at_1(answer.trace.answers[0] if answer.trace.answers else None, golds)
+    out.update(m.rouge(pred, golds) or {"rouge1": None, "rouge2": None, "rougeL": None})
+    out["k_precision"] = m.k_precision(pred, context)
+    # abstention is scored where it is the right call (unanswerable) and where it is not
+    out["abstain_unanswerable"] = None if question.answerable else float(not pred)
+    out["abstain_answerable"] = float(not pred) if question.answerable else None
+    return out
+
+
+def _result(dataset: str, system: str, q: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], settings: EvalSettings, judged: Mapping[str, float | None]) -> QuestionResult:
+    ranked = m.dedupe(doc_of.get(e.chunk.document, "") for e in answer.evidence if e.chunk is not None)
+    usage = answer.usage
+    return QuestionResult(
+        dataset, system, q.id, q.question, q.kind, q.answerable, q.answers, q.gold_passage_ids,
+        answer.text, answer.abstained, tuple(ranked), answer.trace.answers[0] if answer.trace.answers else None,
+        {**score(q, answer, doc_of, settings), **judged}, float(answer.timings_ms.get("total", 0.0)),
+        usage.llm_calls, usage.prompt_tokens, usage.completion_tokens, usage.context_tokens,
+    )
+
+
+# --- running ------------------------------------------------------------------------------------------------
+def run(
+    dataset: EvalDataset,
+    kb: KnowledgeBase,
+    settings: EvalSettings,
+    *,
+    judge: Judge | None = None,
+    progress: Progress | None = None,
+) -> list[QuestionResult]:
+    """Ask every question in every system; results in system order, then question order."""
+    doc_of = document_ids(kb.store)
+    questions = resolve_contexts(kb.store, dataset.questions, doc_of)
+    results: list[QuestionResult] = []
+    for system in settings.systems:
+        kb.retriever(system)  # an unknown mode fails here, before any question is asked
+    if settings.warmup:
+        for system in settings.systems:
+            for q in questions:
+                try:
+                    _ask(kb, system, q, settings)
+                except PolicyKBError:
+                    pass  # recorded in the timed pass
+    for system in settings.systems:
+        for done, q in enumerate(questions, 1):
+            try:
+                answer = _ask(kb, system, q, settings)
+            except PolicyKBError as exc:  # one failing question is a result, not the end of the run
+                results.append(
+                    QuestionResult(dataset.name, system, q.id, q.question, q.kind, q.answerable, q.answers, q.gold_passage_ids, "", False, (), None, error=str(exc))
+                )
+            else:
+                judged = _judge(judge, q, answer) if judge is not None else {}
+                results.append(_result(dataset.name, system, q, answer, doc_of, settings, judged))
+            if progress:
+                progress(system, done, len(questions))
+    return results
+
+
+def _ask(kb: KnowledgeBase, system: str, q: EvalQuestion, settings: EvalSettings) -> Answer:
+    return kb.ask(q.question, mode=system, answer=settings.answer, k=settings.k)
+
+
+def _judge(judge: Judge, q: EvalQuestion, answer: Answer) -> dict[str, float | None]:
+    context = "\n".join(e.text for e in answer.evidence)
+    return judge.score(q.question, _CITATION.sub("", answer.text).strip(), context, answer.abstained)

@@ -1,0 +1,107 @@
+"""The harness end to end on the sample corpus and its gold set (examples/eval/sample-qa.jsonl):
+a real ingest, real retrieval modes, the report, the per-question JSONL and the plots. Plus the
+pure scoring of one answer and the KB cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from policykb.commands_eval import ingest_with_pipeline
+from policykb.config import Config
+from policykb.errors import InputError
+from spr.eval.datasets import EvalQuestion
+from spr.eval.harness import EvalRequest, evaluate
+from spr.eval.runner import EvalSettings, score
+from spr.records import Answer, ChunkRef, Evidence, Trace
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "eval" / "sample-qa.jsonl"
+CORPUS = ROOT / "examples" / "corpus"
+SYSTEMS = ("vector", "naive-kg", "dual")
+pytestmark = pytest.mark.slow  # a real ingest and the embedding model: ~1 min of CPU
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("eval")
+    request = EvalRequest(
+        dataset=str(SAMPLE), corpus=CORPUS, out_dir=base / "out", cache_dir=base / "cache",
+        settings=EvalSettings(systems=SYSTEMS, k=5, recall_ks=(1, 3, 5)),
+    )
+    calls = []
+
+    def ingest(config, paths):
+        calls.append(paths)
+        return ingest_with_pipeline(config, paths)
+
+    outcome = evaluate(Config(), request, ingest)
+    return request, outcome, ingest, calls
+
+
+def test_outputs_are_written(sample_run):
+    _, outcome, _, _ = sample_run
+    for name in ("report", "results", "summary", "metrics", "cost_quality"):
+        assert outcome.files[name].is_file() and outcome.files[name].stat().st_size > 0, name
+    assert outcome.files["metrics"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = outcome.files["report"].read_text()
+    for system in SYSTEMS:
+        assert f"| {system} |" in report
+    assert "R@3" in report and "MRR@5" in report and "Abst(unans)" in report and "p95 ms" in report
+    lines = outcome.files["results"].read_text().splitlines()
+    assert len(lines) == 8 * len(SYSTEMS)
+    assert {json.loads(line)["system"] for line in lines} == set(SYSTEMS)
+
+
+def test_scores_are_in_range_and_gold_is_resolved(sample_run):
+    _, outcome, _, _ = sample_run
+    assert not [r.error for r in outcome.results if r.error]
+    for r in outcome.results:
+        for name, value in r.scores.items():
+            assert value is None or 0.0 <= value <= 1.0, (r.system, r.question_id, name, value)
+    by = {(r.system, r.question_id): r for r in outcome.results}
+    # gold context quotes were located in the ingested documents (ids = file stems)
+    assert by[("vector", "solar-funding")].gold_ids == ("national-solar-plan",)
+    assert by[("vector", "wind-distance")].gold_ids == ("westmark-wind-guidelines",)
+    assert by[("vector", "offshore-wind-2040")].gold_ids == ()
+    # the unanswerable questions are scored on abstention, the answerable ones on retrieval
+    assert by[("dual", "offshore-wind-2040")].scores["abstain_unanswerable"] in (0.0, 1.0)
+    assert by[("dual", "offshore-wind-2040")].scores["recall@5"] is None
+    # plain vector search over 13 short documents finds the gold document in the top 5 for most
+    vector = [r.scores["recall@5"] for r in outcome.results if r.system == "vector" and r.answerable]
+    assert sum(vector) / len(vector) >= 0.5
+    # naive-kg evidence is triples, mapped back to documents through their provenance chunks
+    assert any(r.retrieved_ids for r in outcome.results if r.system == "naive-kg")
+
+
+def test_the_cached_kb_is_reused(sample_run, tmp_path):
+    request, _, ingest, calls = sample_run
+    again = evaluate(Config(), EvalRequest(**{**request.__dict__, "out_dir": tmp_path / "again", "plots": False,
+                                             "settings": EvalSettings(systems=("vector",), k=5)}), ingest)
+    assert len(calls) == 1 and again.kb_note.startswith("reused")
+    assert (tmp_path / "again" / "report.md").is_file()
+
+
+def test_unknown_system_is_an_input_error(tmp_path):
+    request = EvalRequest(dataset=str(SAMPLE), corpus=CORPUS, out_dir=tmp_path, settings=EvalSettings(systems=("nope",)))
+    with pytest.raises(InputError, match="unknown system 'nope'"):
+        evaluate(Config(), request, ingest_with_pipeline)
+
+
+def test_score_one_answer_by_hand():
+    def chunk(doc: str) -> Evidence:
+        ref = ChunkRef(f"c-{doc}", f"https://x/doc/{doc}", doc, 0, 10, f"text of {doc}")
+        return Evidence("chunk", ref.text, 0.5, "vector", chunk=ref)
+
+    q = EvalQuestion("q1", "What?", ("EUR 800 million",), ("b",))
+    answer = Answer("What?", "They give EUR 800 million. [2]", "vector", "extractive",
+                    evidence=(chunk("a"), chunk("b"), chunk("a")), trace=Trace())
+    doc_of = {"https://x/doc/a": "a", "https://x/doc/b": "b"}
+    s = score(q, answer, doc_of, EvalSettings(k=10, recall_ks=(1, 2)))
+    assert (s["recall@1"], s["recall@2"], s["mrr@10"], s["context_precision"]) == (0.0, 1.0, 0.5, 0.5)
+    assert s["accuracy"] == 1.0 and s["em"] == 0.0 and s["abstain_answerable"] == 0.0
+    # "they give eur 800 million" vs "eur 800 million": P = 3/5, R = 1, F1 = 0.75
+    assert s["f1"] == pytest.approx(0.75)
+    assert s["hits@1"] == 0.0 and s["abstain_unanswerable"] is None
