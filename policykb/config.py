@@ -107,7 +107,9 @@ class LLMConfig(_Section):
         300, ge=0, description="maxLength added to free schema strings lacking one (0 = unbounded)."
     )
     context_size: int = Field(2048, ge=256, description="Context window for the embedded model.")
-    threads: int = Field(0, ge=0, description="CPU threads for the embedded model; 0 = all cores.")
+    threads: int = Field(
+        0, ge=0, description="CPU threads for the embedded model; 0 = half the logical CPUs."
+    )
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1)
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout for a remote endpoint.")
@@ -133,6 +135,138 @@ class EmbedConfig(_Section):
     cache: bool = Field(True, description="Persistent embedding cache in <kb>/cache/embed.sqlite.")
 
 
+class ServerConfig(_Section):
+    """The HTTP server (`policykb serve`): SPARQL 1.1 endpoint, QA API and web page."""
+
+    host: str = Field("127.0.0.1", description="Interface to bind; 0.0.0.0 exposes the server to the network.")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port (0 = any free port).")
+    query_timeout_s: float = Field(
+        30.0, gt=0, description="Deadline of a SPARQL query; past it the client gets a 504 JSON error."
+    )
+    result_limit: int = Field(
+        10000, ge=0, description="Most rows/triples a query returns (0 = no limit); cut results carry X-SPARQL-MaxRows."
+    )
+    query_workers: int = Field(
+        4, ge=1, description="Threads evaluating queries; an abandoned (timed-out) query keeps its thread until it ends."
+    )
+    query_queue: int = Field(32, ge=0, description="Queries waiting for a worker; beyond that the client gets a 503.")
+    cors_origins: str = Field("", description="Comma-separated origins allowed by CORS; '*' = any; empty = none.")
+    update_token_env: str = Field(
+        "", description="Env var holding the bearer token for SPARQL Update and the Graph Store; empty = read-only."
+    )
+    max_upload_mb: float = Field(100.0, gt=0, description="Largest update or Graph Store request body.")
+    ask_timeout_s: float = Field(180.0, gt=0, description="Deadline of one POST /ask.")
+    web_dir: Path = Field(Path("web"), description="The web page and its npm assets (relative: cwd, then source tree).")
+
+
+class WeightsConfig(_Section):
+    """Disambiguation weights (`policykb reindex weights`): surface-form priors × community centrality."""
+
+    community_backend: Literal["auto", "louvain", "igraph"] = Field(
+        "auto", description="'louvain' = python-louvain; 'igraph' = igraph multilevel (fast); 'auto' = igraph on large graphs."
+    )
+    fast_above_edges: int = Field(10_000, ge=0, description="'auto' switches to igraph above this many edges.")
+    comention_weight: float = Field(
+        0.25, ge=0.0, le=1.0, description="Edge weight of two entities mentioned in one chunk (relations weigh 1; 0 = off)."
+    )
+    comention_max_entities: int = Field(50, ge=2, description="Chunks with more entities add no co-mention edges.")
+    seed: int = Field(42, description="Random seed of the Louvain runs (reruns give the same communities).")
+
+
+class QuestionsConfig(_Section):
+    """The question bank (`policykb reindex questions`): latent questions per chunk, in FAISS."""
+
+    generator: Literal["rules", "llm"] = Field(
+        "rules", description="'rules' = deterministic, from the chunk's triples and key sentences; 'llm' = the [llm] model."
+    )
+    max_per_chunk: int = Field(24, ge=1, le=64, description="Most questions kept per chunk (and maxItems for the LLM).")
+    dedupe_threshold: float = Field(
+        0.92, gt=0.0, le=1.0, description="A question this cosine-similar to a kept one of the same chunk is dropped."
+    )
+    approximate_above: int = Field(200_000, ge=1, description="Exact flat index up to this many questions, HNSW above.")
+    top_k: int = Field(3, ge=1, description="Latent questions matched per user question.")
+
+
+class SPRConfig(_Section):
+    """The semantic parsing retriever (`policykb parse`, `policykb train-parser`)."""
+
+    parser: Literal["auto", "fallback", "lora"] = Field(
+        "auto", description="'auto' = the LoRA adapter in <kb>/parser when trained, else the rule-based fallback."
+    )
+    entity_top_k: int = Field(5, ge=1, description="k1: entity candidates kept per label (similarity x weight).")
+    relation_top_k: int = Field(3, ge=1, description="k2: relation candidates kept per relation label.")
+    surface_search_k: int = Field(20, ge=1, description="Surface forms fetched from FAISS per entity label.")
+    use_weights: bool = Field(True, description="Multiply similarity by the disambiguation weight (1.0 when absent).")
+    relative_weights: bool = Field(
+        True, description="Divide weights by the best weight of the same surface form (only homonyms compete)."
+    )
+    flip_penalty: float = Field(
+        0.8, ge=0.0, le=1.0, description="Score factor of a relation used against the parsed direction."
+    )
+    class_drop_penalty: float = Field(
+        0.5, ge=0.0, le=1.0, description="Score factor of a variant that drops an unmatched class constraint."
+    )
+    beam: int = Field(8, ge=1, description="Grounded alternatives kept per sub-expression.")
+    max_variants: int = Field(20, ge=1, description="Most grounded queries executed per question.")
+    anchor_limit: int = Field(50, ge=1, description="Intermediate entities used to find the next hop's relations.")
+    result_limit: int = Field(1000, ge=1, description="LIMIT of the executed SPARQL.")
+    parser_beams: int = Field(4, ge=1, description="Beam width (ranked S-expressions) of the LoRA parser.")
+    max_new_tokens: int = Field(96, ge=8, description="Most tokens the LoRA parser generates.")
+    train_steps: int = Field(300, ge=1, description="LoRA optimizer steps of `policykb train-parser`.")
+    batch_size: int = Field(8, ge=1, description="Training examples per step.")
+    learning_rate: float = Field(2e-3, gt=0, description="AdamW learning rate of the LoRA weights.")
+    lora_r: int = Field(16, ge=1, description="LoRA rank (adapters on q_proj and v_proj).")
+    lora_alpha: int = Field(32, ge=1, description="LoRA scaling numerator.")
+    max_seq_tokens: int = Field(128, ge=16, description="Training sequences are cut to this many tokens.")
+    seed: int = Field(13, description="Seed of data synthesis, the dev split and training.")
+
+
+class AnswerConfig(_Section):
+    """Answering (`policykb ask`, `KnowledgeBase.ask`): retrieval mode, context packing, answer kind."""
+
+    mode: str = Field("dual", description="Default retrieval mode: 'dual', 'spr', 'k' (question bank) or 'vector'.")
+    answer: Literal["extractive", "llm"] = Field(
+        "extractive", description="'extractive' = facts and best sentences, no LLM; 'llm' = one [llm] call."
+    )
+    k: int = Field(3, ge=1, le=50, description="Text chunks retrieved per question (question bank or vector).")
+    context_tokens: int = Field(
+        0, ge=0, description="Token budget of the evidence context; 0 = [llm] context_size minus prompt and answer."
+    )
+    answer_tokens: int = Field(256, ge=16, description="Most tokens an LLM answer may have.")
+    fact_share: float = Field(0.35, ge=0.0, le=1.0, description="Share of the context budget facts may use.")
+    scoring: Literal["hybrid", "embedding", "lexical"] = Field(
+        "hybrid",
+        description="Extractive sentence scoring: 'hybrid' = mean of embedding cosine and word overlap; or either alone.",
+    )
+    min_score: float = Field(0.4, ge=-1.0, le=1.0, description="Extractive: least hybrid score for a sentence to count.")
+    min_similarity: float = Field(
+        0.55, ge=-1.0, le=1.0, description="Extractive: least cosine (embedding scoring) for a sentence to count."
+    )
+    min_overlap: float = Field(
+        0.5, ge=0.0, le=1.0, description="Extractive: least weighted word overlap (lexical scoring) to count."
+    )
+    max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")
+    max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
+    require_citations: bool = Field(
+        True, description="An LLM reply that cites no evidence is replaced by 'The documents do not say.'"
+    )
+    max_question_chars: int = Field(2000, ge=1, description="Longer questions are rejected with an input error.")
+
+
+class EvalConfig(_Section):
+    """The evaluation harness (`policykb eval`): data, cache, systems compared and their shared budget."""
+
+    data_dir: str = Field("", description="Folder of the public data sets; empty = ../shared/data beside the checkout.")
+    cache_dir: str = Field(
+        "", description="Per-dataset KBs go to <cache_dir>/eval/<dataset>/kb; empty = $XDG_CACHE_HOME/policykb or ~/.cache/policykb."
+    )
+    systems: str = Field("vector,naive-kg,spr,k,dual", description="Retrieval modes compared, comma-separated; the first is the baseline.")
+    k: int = Field(10, ge=1, le=50, description="Chunks retrieved per question by every system; also the cut-off of MRR@k.")
+    recall_ks: str = Field("2,5,10", description="The k values of Recall@k, comma-separated.")
+    seed: int = Field(0, description="Seed of --limit sampling and of the bootstrap intervals.")
+    judge: bool = Field(False, description="Also score faithfulness, answer and context relevance with the [llm] model as judge (slow).")
+
+
 class Config(_Section):
     """The whole configuration; each stage reads only its own section."""
 
@@ -142,6 +276,12 @@ class Config(_Section):
     ingest: IngestConfig = IngestConfig()
     llm: LLMConfig = LLMConfig()
     embed: EmbedConfig = EmbedConfig()
+    weights: WeightsConfig = WeightsConfig()
+    questions: QuestionsConfig = QuestionsConfig()
+    server: ServerConfig = ServerConfig()
+    spr: SPRConfig = SPRConfig()
+    answer: AnswerConfig = AnswerConfig()
+    eval: EvalConfig = EvalConfig()
 
     @property
     def kb_dir(self) -> Path:
