@@ -323,3 +323,29 @@ def interleave(ranked: Sequence[Sequence[tuple[str, str]]], limit: int) -> list[
                     if len(out) >= limit:
                         return out
     return out
+
+
+_CLAUSE_SUBJECT = re.compile(
+    r"^(?P<subj>[A-Z\"“][^,;:()]{1,70}?)\s+(?P<verb>is|are|was|were|has|have|had|[a-z]{3,}(?:ed|es|s))\s+(?P<rest>\S.{3,})$"
+)
+
+
+def generic_questions(sentence: str) -> list[str]:
+    """Fallback questions for a plain declarative sentence that no policy pattern matched.
+
+    Descriptive text (encyclopaedic passages, recitals) rarely has modals or definitions, and a
+    chunk without latent questions is unreachable through the question bank. So a sentence
+    "<Subject> <verb> <rest>" yields the two questions it answers: one about its subject ("What
+    is known about <Subject>?") and one asking for the subject ("Who or what <verb> <rest>?").
+    """
+    text = " ".join(sentence.split()).rstrip(".!?; ")
+    match = _CLAUSE_SUBJECT.match(text)
+    if not match:
+        return []
+    subject = match["subj"].strip("\"“” ")
+    first = subject.split()[0].lower()
+    if first in PRONOUNS or len(subject.split()) > 10:
+        return []
+    verb, rest = match["verb"], _clause(match["rest"], 14)
+    topic = _lead(subject)
+    return [f"What is known about {topic}?", f"Who or what {verb} {rest}?"]

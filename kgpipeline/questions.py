@@ -29,6 +29,7 @@ from kgpipeline.question_templates import (
     defined_terms,
     fact_questions,
     interleave,
+    generic_questions,
     sentence_questions,
     sentences,
 )
@@ -100,6 +101,9 @@ def rule_questions(chunk: ChunkContent, book: Phrasebook, limit: int) -> list[tu
     ranked = [[(q, "triple") for q in fact_questions(f, book)] for f in chunk.facts]
     ranked += [[(q, "sentence") for q in sentence_questions(s, book)] for s in sentences(chunk.text)]
     ranked += [[(q, "sentence") for q in qs] for qs in defined_terms(chunk.text, book)]
+    if not any(ranked):
+        # Descriptive text matched no policy pattern: ask what its plain sentences answer.
+        ranked = [[(q, "generic") for q in generic_questions(s)] for s in sentences(chunk.text)[:limit]]
     return interleave([r for r in ranked if r], 2 * limit)
 
 

@@ -235,3 +235,14 @@ def test_question_bank_on_the_sample_corpus(tmp_path):
 
     STAGES["questions"](config, None, None).run(store, config.kb_dir)  # rerun: same bank
     assert (folder / "questions.jsonl").read_text(encoding="utf-8") == first
+
+
+def test_generic_questions_cover_descriptive_sentences():
+    from kgpipeline.question_templates import generic_questions
+
+    assert generic_questions("The Harbour Authority was founded in 1921 by the city council.") == [
+        "What is known about the Harbour Authority?",
+        "Who or what was founded in 1921 by the city council?",
+    ]
+    assert generic_questions("It was founded in 1921.") == []  # a pronoun subject says nothing
+    assert generic_questions("Rules, exceptions; lists") == []
