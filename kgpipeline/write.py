@@ -76,6 +76,8 @@ def entity_iri(base: str, mention: Mention) -> NamedNode:
 def display_label(mention: Mention) -> str:
     """The canonical label: the same string wherever the entity appears (skos:prefLabel is unique)."""
     name = " ".join(w if w.isupper() else w[:1].upper() + w[1:] for w in mention.canonical.split())
+    if mention.scope.startswith("doc:"):  # a generic noun, scoped to the document that uses it
+        return f"{name} (in {mention.scope[4:]})"
     if mention.scope:
         scope = " ".join(w[:1].upper() + w[1:] for w in mention.scope.split())
         return f"{name} ({scope})"

@@ -298,10 +298,12 @@ def with_prefixes(query: str) -> str:
     from store.vocab import PREFIXES
 
     declared = {m.lower() for m in re.findall(r"PREFIX\s+([\w-]*)\s*:", query, flags=re.IGNORECASE)}
+    # Look for prefixed names outside IRIs and string literals only.
+    code = re.sub(r"<[^<>\s]*>|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", " ", query)
     missing = [
         f"PREFIX {p}: <{iri}>"
         for p, iri in PREFIXES.items()
-        if p not in declared and re.search(rf"(?<![\w<#/:-]){p}:", query)
+        if p not in declared and re.search(rf"(?<![\w.:-]){p}:", code)
     ]
     return (" ".join(missing) + " " + query) if missing else query
 

@@ -93,3 +93,6 @@ def test_with_prefixes_keeps_line_numbers_and_declared_prefixes():
     assert out.count("\n") == query.count("\n")
     assert "PREFIX skos:" in out and out.count("PREFIX pkb:") == 1
     assert with_prefixes("SELECT * WHERE { ?s <http://x/rdf:y> ?o }") == "SELECT * WHERE { ?s <http://x/rdf:y> ?o }"
+    assert with_prefixes("SELECT * WHERE { ?s ?p 'owl: no' }") == "SELECT * WHERE { ?s ?p 'owl: no' }"
+    # a prefixed name after a property-path slash is still declared (regression)
+    assert "PREFIX dcterms:" in with_prefixes("SELECT ?t WHERE { ?g pkb:partOfDocument/dcterms:title ?t }")
