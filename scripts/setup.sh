@@ -6,9 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 
-# Debian packages: Java runs HermiT (owlready2's reasoner) in the ontology tests.
+# Debian packages: Java runs HermiT (owlready2's reasoner) in the ontology tests; Chromium runs
+# the web page's browser test; npm installs the page's assets.
 need=()
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
@@ -29,4 +32,13 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   "$VENV/bin/pip" install -q --upgrade pip
   "$VENV/bin/pip" install -q -e '.[dev]'
   echo "$want" > "$stamp"
+fi
+
+# The web page's assets (YASGUI, cytoscape, Swagger UI), pinned by web/package-lock.json and served
+# by `policykb serve` from web/node_modules: no CDN at run time. npm runs again only when the lock
+# file changed.
+if ! cmp -s web/package-lock.json web/node_modules/.policykb-lock 2>/dev/null; then
+  echo "installing the web page's npm packages into web/node_modules"
+  (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  cp web/package-lock.json web/node_modules/.policykb-lock
 fi

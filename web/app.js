@@ -1,0 +1,248 @@
+// The policykb page: a question box over POST /ask and a YASGUI editor over /sparql.
+// Data from the server is always inserted as text (textContent), never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const ENDPOINT = `${window.location.origin}/sparql`;
+const DEFAULT_QUERY = `PREFIX dcterms: <http://purl.org/dc/terms/>
+PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
+SELECT ?document ?title ?issued WHERE {
+  ?document dcterms:title ?title .
+  OPTIONAL { ?document dcterms:issued ?issued }
+}
+ORDER BY ?title
+LIMIT 50`;
+
+let yasgui = null;
+let lastSparql = "";
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+// --- tabs -----------------------------------------------------------------------------------------
+function showTab(button) {
+  for (const tab of document.querySelectorAll("[role=tab]")) {
+    const selected = tab === button;
+    tab.setAttribute("aria-selected", String(selected));
+    $(tab.dataset.panel).hidden = !selected;
+  }
+  if (button.id === "tab-sparql") {
+    ensureYasgui().catch((error) => { $("yasgui").textContent = `The SPARQL editor did not load: ${error.message}`; });
+  }
+}
+
+// YASGUI (1 MB of script) loads on first view of its tab; CodeMirror also needs a visible container.
+let yasguiLoading = null;
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = el("script", { src });
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`cannot load ${src}`));
+    document.head.append(script);
+  });
+}
+
+async function ensureYasgui() {
+  if (yasgui) return yasgui;
+  yasguiLoading = yasguiLoading || loadScript("/vendor/yasgui/yasgui.min.js");
+  await yasguiLoading;
+  yasgui = yasgui || new Yasgui($("yasgui"), {
+    requestConfig: { endpoint: ENDPOINT, method: "POST" },
+    copyEndpointOnNewTab: true,
+    // The default catalogue lists public endpoints; this page talks to its own server only.
+    endpointCatalogueOptions: { getData: () => [{ endpoint: ENDPOINT }], keys: [] },
+    persistenceId: null, // no tabs restored from an older session of the page
+    // 'class' and 'property' completion query a public vocabulary service: not offline.
+    yasqe: { value: DEFAULT_QUERY, autocompleters: ["prefixes", "variables"] },
+  });
+  return yasgui;
+}
+
+async function openInEditor(query) {
+  showTab($("tab-sparql"));
+  const tab = (await ensureYasgui()).getTab();
+  tab.setQuery(query);
+  tab.query();
+}
+
+// --- health ---------------------------------------------------------------------------------------
+async function loadStatus() {
+  try {
+    const response = await fetch("/health");
+    const health = await response.json();
+    const store = health.store || {};
+    $("status").textContent = store.reachable
+      ? `${(store.quads ?? 0).toLocaleString()} quads · ${(store.named_graphs ?? 0).toLocaleString()} graphs`
+      : "store unreachable";
+    $("status").classList.toggle("bad", !store.reachable);
+  } catch (error) {
+    $("status").textContent = "server unreachable";
+    $("status").classList.add("bad");
+  }
+}
+
+async function loadOptions() {
+  const select = $("mode");
+  try {
+    const options = await (await fetch("/ask/options")).json();
+    for (const mode of options.modes) {
+      select.append(el("option", mode === options.default_mode ? { value: mode, selected: "" } : { value: mode }, mode));
+    }
+  } catch (error) {
+    /* the server picks its default mode */
+  }
+}
+
+// --- asking ---------------------------------------------------------------------------------------
+async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question) return;
+  const body = { question, answer: $("answer-kind").value };
+  if ($("mode").value) body.mode = $("mode").value;
+  $("ask-error").hidden = true;
+  $("ask-busy").hidden = false;
+  $("ask-button").disabled = true;
+  try {
+    const response = await fetch("/ask", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    const data = await response.json();
+    if (!response.ok) throw new Error(data.message || `HTTP ${response.status}`);
+    renderAnswer(data);
+  } catch (error) {
+    $("ask-error").textContent = `Could not answer: ${error.message}`;
+    $("ask-error").hidden = false;
+  } finally {
+    $("ask-busy").hidden = true;
+    $("ask-button").disabled = false;
+  }
+}
+
+// "[1]" markers in the answer become links to their citation.
+function answerWithLinks(text, citationIds) {
+  const fragment = document.createDocumentFragment();
+  let last = 0;
+  for (const match of text.matchAll(/\[(\d+)\]/g)) {
+    fragment.append(text.slice(last, match.index));
+    const id = Number(match[1]);
+    fragment.append(citationIds.has(id) ? el("a", { href: `#cite-${id}`, class: "cite" }, match[0]) : match[0]);
+    last = match.index + match[0].length;
+  }
+  fragment.append(text.slice(last));
+  return fragment;
+}
+
+function renderAnswer(answer) {
+  $("result").hidden = false;
+  const citations = answer.citations || [];
+  const ids = new Set(citations.map((c) => c.id));
+  $("answer-text").replaceChildren(answerWithLinks(answer.text || "", ids));
+  $("answer-text").classList.toggle("abstained", Boolean(answer.abstained));
+  const total = answer.timings_ms?.total;
+  $("answer-meta").textContent = `${answer.kind} answer · mode ${answer.mode}` + (total ? ` · ${Math.round(total)} ms` : "");
+
+  $("citations").replaceChildren(
+    ...citations.map((c) =>
+      el("li", { id: `cite-${c.id}`, value: String(c.id) },
+        el("blockquote", {}, c.quote),
+        el("span", { class: "source" }, `${c.title || c.document} · characters ${c.start}–${c.end}`))));
+  $("no-citations").hidden = citations.length > 0;
+
+  const facts = (answer.triples && answer.triples.length)
+    ? answer.triples
+    : (answer.evidence || []).filter((e) => e.kind === "triple" && e.fact).map((e) => e.fact);
+  renderGraph(facts);
+
+  const chunks = (answer.evidence || []).filter((e) => e.kind === "chunk" && e.chunk);
+  $("chunks").replaceChildren(
+    ...(chunks.length ? chunks.map((e) =>
+      el("figure", { class: "chunk" },
+        el("blockquote", {}, e.chunk.text),
+        el("figcaption", {}, `${e.chunk.title || e.chunk.document} · ${e.source} · score ${Number(e.score).toFixed(3)}`)))
+      : [el("p", { class: "meta" }, "No text chunks were retrieved.")]));
+
+  renderTrace(answer.trace || {});
+}
+
+function renderTrace(trace) {
+  const rows = [];
+  const add = (name, value, pre = false) => {
+    if (!value) return;
+    rows.push(el("dt", {}, name), el("dd", {}, pre ? el("pre", {}, value) : value));
+  };
+  add("S-expression", trace.sexpr, true);
+  add("SPARQL", trace.sparql, true);
+  add("linked", (trace.linked || []).map((l) => `${l.mention} → ${l.label}`).join("; "));
+  add("note", trace.note);
+  const timings = Object.entries(trace.timings_ms || {}).map(([k, v]) => `${k} ${Math.round(v)} ms`).join(", ");
+  add("timings", timings);
+  $("trace-list").replaceChildren(...rows);
+  lastSparql = trace.sparql || "";
+  $("open-sparql").hidden = !lastSparql;
+}
+
+// --- the evidence graph ---------------------------------------------------------------------------
+let cy = null;
+
+function renderGraph(facts) {
+  $("triple-count").textContent = facts.length ? `(${facts.length})` : "";
+  $("no-triples").hidden = facts.length > 0;
+  $("graph").hidden = facts.length === 0;
+  if (cy) { cy.destroy(); cy = null; }
+  if (!facts.length || typeof cytoscape === "undefined") return;
+  const nodes = new Map();
+  const edges = [];
+  const node = (id, label, literal) => {
+    if (!nodes.has(id)) nodes.set(id, { data: { id, label: shorten(label || id, 40) }, classes: literal ? "literal" : "entity" });
+  };
+  facts.forEach((f, i) => {
+    const objectId = f.object_is_literal ? `literal:${i}:${f.object}` : f.object;
+    node(f.subject, f.subject_label, false);
+    node(objectId, f.object_label || f.object, f.object_is_literal);
+    edges.push({ data: { id: `e${i}`, source: f.subject, target: objectId, label: shorten(f.predicate_label || f.predicate, 30) } });
+  });
+  cy = cytoscape({
+    container: $("graph"),
+    elements: [...nodes.values(), ...edges],
+    layout: { name: "cose", animate: false, padding: 20, nodeRepulsion: 9000, idealEdgeLength: 110 },
+    wheelSensitivity: 0.3,
+    maxZoom: 1.4, // a graph of one or two triples should not fill the box
+    style: [
+      { selector: "node", style: { label: "data(label)", "font-size": 11, "text-wrap": "wrap", "text-max-width": 120,
+          "text-valign": "bottom", "text-margin-y": 4, color: "#1f2937" } },
+      { selector: "node.entity", style: { "background-color": "#2563eb", width: 18, height: 18 } },
+      { selector: "node.literal", style: { shape: "round-rectangle", "background-color": "#f59e0b", width: 14, height: 14 } },
+      { selector: "edge", style: { label: "data(label)", "font-size": 10, "curve-style": "bezier", "target-arrow-shape": "triangle",
+          width: 1.5, "line-color": "#9ca3af", "target-arrow-color": "#9ca3af", "text-rotation": "autorotate",
+          "text-background-color": "#ffffff", "text-background-opacity": 0.85, color: "#374151" } },
+    ],
+  });
+}
+
+function shorten(text, max) {
+  let value = String(text);
+  if (/^https?:\/\//.test(value)) value = value.replace(/^.*[/#]/, "") || value; // an IRI: its local name
+  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+}
+
+// --- start ----------------------------------------------------------------------------------------
+document.addEventListener("DOMContentLoaded", () => {
+  $("endpoint").textContent = ENDPOINT;
+  for (const tab of document.querySelectorAll("[role=tab]")) tab.addEventListener("click", () => showTab(tab));
+  $("ask-form").addEventListener("submit", ask);
+  $("open-sparql").addEventListener("click", () => openInEditor(lastSparql));
+  if (window.location.hash === "#sparql") showTab($("tab-sparql"));
+  loadStatus();
+  loadOptions();
+});
