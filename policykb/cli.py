@@ -327,7 +327,3 @@ import policykb.commands_serve  # noqa: E402,F401 - `policykb serve`
 import policykb.commands_spr  # noqa: E402,F401 - `policykb parse`, `policykb train-parser`
 import policykb.commands_ask  # noqa: E402,F401 - `policykb ask`
 import policykb.commands_eval  # noqa: E402,F401 - `policykb eval`
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

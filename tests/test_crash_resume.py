@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 def policykb(kb: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "policykb.cli", "--kb", str(kb), *args],
+        [sys.executable, "-m", "policykb", "--kb", str(kb), *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )
 
