@@ -16,6 +16,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from support.servers import stop
 
 from policykb.cache import ResponseCache
 from policykb.config import LLMConfig
@@ -244,12 +245,7 @@ def llama_server(tmp_path_factory):
                 time.sleep(0.3)
         yield base_url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 10)
         log.close()
 
 

@@ -21,7 +21,7 @@ import pyoxigraph as ox
 import pytest
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 
-from support.servers import free_port, wait_http
+from support.servers import free_port, wait_http, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "s3cret-test-token"
@@ -54,12 +54,7 @@ def policykb_server(kb: Path, env: dict[str, str] | None = None, timeout: float 
         wait_http(base + "/health", proc, timeout)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 15)
         log.close()
 
 

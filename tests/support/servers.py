@@ -40,6 +40,16 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
     raise RuntimeError(f"server at {url} not ready after {timeout} s")
 
 
+def stop(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Terminate a server process, killing it if it does not exit within ``timeout``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def oxigraph_server(location: Path) -> Iterator[str]:
     """`oxigraph serve` on a fresh store; yields the base URL (``/query``, ``/update``, ``/store``)."""
@@ -54,9 +64,4 @@ def oxigraph_server(location: Path) -> Iterator[str]:
         wait_http(base + "/", proc)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
