@@ -41,24 +41,12 @@ MODES = ("dual", "spr", "k", "vector")
 
 
 def build_kb(folder: Path) -> Path:
-    from kgpipeline.pipeline import build_controller
-    from policykb.config import load_config, resource_dir
-    from store.ontologies import load_ontologies
-    from store.open import open_store
+    from kgpipeline.pipeline import ingest_paths
+    from policykb.config import load_config
 
     kb = folder / "kb"
     config = load_config(kb_dir=kb)
-    kb.mkdir(parents=True)
-    store = open_store(config)
-    try:
-        load_ontologies(store, resource_dir(config.ontology.dir))
-        controller = build_controller(config, store)
-        try:
-            controller.ingest([ROOT / "examples" / "corpus"])
-        finally:
-            controller.close()
-    finally:
-        store.close()
+    ingest_paths(config, [ROOT / "examples" / "corpus"])
     return kb
 
 

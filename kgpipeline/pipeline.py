@@ -91,3 +91,22 @@ def derived_stages(
         raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
     names = [only] if only else list(STAGES)
     return [STAGES[name](config, tracker, llm_cache) for name in names]
+
+
+def ingest_paths(config: Config, paths: list, tracker: UsageTracker | None = None):
+    """Open the configured store, ingest ``paths`` with the full pipeline, close; the summary.
+
+    The one-call way to build a KB (tests, benchmarks, the evaluation harness).
+    """
+    from store.open import open_store
+
+    config.kb_dir.mkdir(parents=True, exist_ok=True)
+    store = open_store(config)
+    try:
+        controller = build_controller(config, store, tracker)
+        try:
+            return controller.ingest(list(paths))
+        finally:
+            controller.close()
+    finally:
+        store.close()

@@ -18,18 +18,9 @@ from policykb.config import Config
 
 def ingest_with_pipeline(config: Config, paths: Sequence[Path]) -> str:
     """Build the KB ``config`` names from ``paths`` with the real ingest pipeline."""
-    from kgpipeline.pipeline import build_controller
-    from store.open import open_store
+    from kgpipeline.pipeline import ingest_paths
 
-    store = open_store(config)
-    try:
-        controller = build_controller(config, store)
-        try:
-            summary = controller.ingest(list(paths))
-        finally:
-            controller.close()
-    finally:
-        store.close()
+    summary = ingest_paths(config, list(paths))
     return "; ".join(summary.lines()[:2])
 
 

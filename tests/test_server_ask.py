@@ -19,23 +19,11 @@ QUESTION = "Who supports rooftop photovoltaic projects?"
 
 def build_ingested_kb(kb: Path) -> Path:
     """Ontologies + the example corpus through the real ingest pipeline (extraction, indexes)."""
-    from kgpipeline.pipeline import build_controller
-    from policykb.config import load_config, resource_dir
-    from store.ontologies import load_ontologies
-    from store.oxigraph_store import OxigraphStore
+    from kgpipeline.pipeline import ingest_paths
+    from policykb.config import load_config
 
-    kb.mkdir(parents=True, exist_ok=True)
     config = load_config(kb_dir=kb)
-    store = OxigraphStore(kb / "store", base_iri=config.kb.base_iri)
-    try:
-        load_ontologies(store, resource_dir(config.ontology.dir))
-        controller = build_controller(config, store)
-        try:
-            controller.ingest([ROOT / "examples" / "corpus"])
-        finally:
-            controller.close()
-    finally:
-        store.close()
+    ingest_paths(config, [ROOT / "examples" / "corpus"])
     return kb
 
 
