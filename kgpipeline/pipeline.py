@@ -31,7 +31,11 @@ def build_controller(
         from kgpipeline.extract_lexicon import LexiconExtractor
 
         extractor = LexiconExtractor(ontology)
-    validator = ShapeValidator(resource_dir(config.ontology.shapes_dir), ontology_dir) if config.ingest.validate_shapes else None
+    validator = (
+        ShapeValidator(resource_dir(config.ontology.shapes_dir), ontology_dir, ontology)
+        if config.ingest.validate_shapes
+        else None
+    )
     return IngestController(
         store,
         config.kb_dir,

@@ -29,7 +29,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
-from kgpipeline.ontology import load_ontologies
+from kgpipeline.ontology import OntologySet, load_ontologies
 from kgpipeline.shapes import GENERATED_DIR
 from policykb.errors import InputError
 
@@ -78,9 +78,9 @@ class ShapeValidator:
     per call, which measured no slower than reusing its compiled ``ShapesGraph``.
     """
 
-    def __init__(self, shapes_dir: Path, ontology_dir: Path) -> None:
+    def __init__(self, shapes_dir: Path, ontology_dir: Path, ontology: OntologySet | None = None) -> None:
         self._shapes = load_shapes_graph(shapes_dir)
-        onto = load_ontologies(ontology_dir)
+        onto = ontology if ontology is not None else load_ontologies(ontology_dir)  # reuse a parsed set
         # Class -> every named superclass, so types can be materialised per call in one pass.
         self._supers: dict[URIRef, tuple[URIRef, ...]] = {
             URIRef(c): tuple(URIRef(a) for a in sorted(onto.ancestors(c))) for c in onto.classes
