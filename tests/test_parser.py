@@ -127,6 +127,13 @@ def test_lora_training_smoke(tmp_path):
     (beams,) = reloaded.generate(["Who issued the National Solar Plan?"])
     assert len(beams) == 3 and [s for _, s in beams] == sorted((s for _, s in beams), reverse=True)
     assert all(isinstance(c.text, str) for c in reloaded.parse("Who issued the Plan?"))
+    # The training targets are kept beside the adapter: the greedy decoder drafts from them.
+    targets = (tmp_path / "parser" / "policykb-parser-targets.txt").read_text(encoding="utf-8").splitlines()
+    assert "(JOIN [ issues ] [ National Solar Plan ])" in targets
+    greedy = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24)
+    assert greedy.decoder_name == "greedy, draft-and-verify" and greedy.drafter().vocab
+    out = greedy.parse("Who issued the National Solar Plan?")
+    assert all(0.0 < c.score <= 1.0 for c in out)
     assert prompt("  a \n b ") == "Question: a b\nS-expression:"
 
 
