@@ -94,7 +94,7 @@ class LoRAParser:
 
     def __init__(
         self, adapter_dir: Path, beams: int = 4, max_new_tokens: int = 96, gguf_path: Path | None = None, model: Any = None,
-        tokenizer: Any = None,
+        tokenizer: Any = None, labels: Sequence[str] = (),
     ):
         self.adapter_dir = Path(adapter_dir)
         if model is None and not (self.adapter_dir / "adapter_config.json").is_file():
@@ -104,6 +104,8 @@ class LoRAParser:
         self.gguf_path = gguf_path
         self._model, self._tokenizer = model, tokenizer
         self._drafter: Any = None
+        self._label_tokens: set[int] | None = None
+        self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
         self._lock = threading.Lock()
 
     @property
@@ -150,9 +152,11 @@ class LoRAParser:
             def stop(generated: list[int]) -> bool:
                 return expression_closed(tok.decode(generated, skip_special_tokens=True))
 
-            # Outputs are restricted to tokens of the training targets and the question (labels are
-            # copied from it); without recorded targets the whole vocabulary is scored.
-            vocab = (drafter.vocab | set(ids) | {tok.eos_token_id}) if drafter.vocab else None
+            # Outputs are restricted to tokens of the training targets, the KB's relation labels and
+            # the question (labels are copied from it); without recorded targets all tokens are scored.
+            if self._label_tokens is None:
+                self._label_tokens = {t for label in self.labels for t in tok(" " + label, add_special_tokens=False)["input_ids"]}
+            vocab = (drafter.vocab | self._label_tokens | set(ids) | {tok.eos_token_id}) if drafter.vocab else None
             out = greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
         return parse_outputs([tok.decode(out.tokens, skip_special_tokens=True)], [out.mean_prob])
 
@@ -230,5 +234,6 @@ def load_parser(kind: str, kb_dir: Path, properties, beams: int = 4, max_new_tok
 
     adapter = Path(kb_dir) / ADAPTER_DIR
     if kind == "lora" or (kind == "auto" and (adapter / "adapter_config.json").is_file()):
-        return LoRAParser(adapter, beams, max_new_tokens)
+        labels = sorted({text for term in properties.values() for text in term.texts})
+        return LoRAParser(adapter, beams, max_new_tokens, labels=labels)
     return FallbackParser(properties)
