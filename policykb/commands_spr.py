@@ -77,7 +77,7 @@ def train_parser_command(app: AppContext, steps: int | None, per_form: int) -> N
     from spr.parser import ADAPTER_DIR
     from spr.relations import read_terms
     from spr.synth import read_dates, read_facts, split_dev, synthesize
-    from spr.train import train_parser
+    from spr.train import train_parser, training_device
 
     store = app.store(read_only=True)
     config = app.config.spr
@@ -87,6 +87,7 @@ def train_parser_command(app: AppContext, steps: int | None, per_form: int) -> N
     )
     train, dev = split_dev(examples, seed=config.seed)
     click.echo(f"synthesized {len(examples)} questions: {len(train)} train, {len(dev)} dev (split by S-expression)")
+    click.echo(f"training on {training_device()}")
 
     def progress(step: int, total: int, loss: float) -> None:
         if step == 1 or step % 10 == 0 or step == total:

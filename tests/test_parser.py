@@ -170,3 +170,21 @@ def test_cli_parse_json(cli_kb):
 def test_cli_parse_forced_lora_without_adapter_is_one_line_error(cli_kb):
     result = CliRunner().invoke(cli, ["--kb", str(cli_kb), "parse", "Who?", "--parser", "lora"])
     assert result.exit_code == 4 and "no parser adapter" in result.output
+
+
+@pytest.mark.slow
+def test_cli_train_parser_then_parse_with_lora(cli_kb, tmp_path):
+    """`train-parser` (two steps: a smoke run) saves an adapter; `parse` then says the LoRA parser ran
+    and prints whatever it decoded, or a clear note."""
+    import shutil
+
+    kb = tmp_path / "kb"
+    shutil.copytree(cli_kb, kb)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--kb", str(kb), "train-parser", "--steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert "training on cpu" in result.output or "training on cuda" in result.output
+    assert "adapter saved in" in result.output and (kb / "parser" / "policykb-parser-targets.txt").is_file()
+    parsed = runner.invoke(cli, ["--kb", str(kb), "parse", "Who issued the National Solar Plan?"])
+    assert parsed.exit_code == 0, parsed.output
+    assert "parser      lora" in parsed.output and "s-expr" in parsed.output
