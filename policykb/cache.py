@@ -153,3 +153,10 @@ class EmbeddingCache:
 
     def close(self) -> None:
         self._kv.close()
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/policykb`` (else ``~/.cache/policykb``): for large, rebuildable files that
+    belong to no KB (evaluation KBs, the parser's unpacked base model)."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "policykb"

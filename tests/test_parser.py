@@ -188,3 +188,26 @@ def test_cli_train_parser_then_parse_with_lora(cli_kb, tmp_path):
     parsed = runner.invoke(cli, ["--kb", str(kb), "parse", "Who issued the National Solar Plan?"])
     assert parsed.exit_code == 0, parsed.output
     assert "parser      lora" in parsed.output and "s-expr" in parsed.output
+
+
+@pytest.mark.slow
+def test_parser_base_is_unpacked_once_and_reloads_identically(tmp_path, monkeypatch):
+    import torch
+
+    from spr.parser import load_base
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first_model, first_tok = load_base()  # from the GGUF, then written unpacked
+    (folder,) = (tmp_path / "cache" / "policykb" / "parser-base").iterdir()
+    assert (folder / "model.safetensors").is_file() and (folder / "config.json").is_file()
+    second_model, second_tok = load_base()  # from the unpacked copy
+    text = prompt("What did the National Energy Bureau establish?")
+    ids = first_tok(text, return_tensors="pt")
+    assert ids["input_ids"].tolist() == second_tok(text, return_tensors="pt")["input_ids"].tolist()
+    with torch.no_grad():
+        assert torch.equal(first_model(**ids).logits, second_model(**ids).logits)
+    # A damaged copy is dropped, not fatal: the GGUF is read again and the copy rewritten.
+    (folder / "model.safetensors").write_bytes(b"not a safetensors file")
+    model, _ = load_base()
+    assert model.config.vocab_size == first_model.config.vocab_size
+    assert (folder / "model.safetensors").stat().st_size > 100_000_000

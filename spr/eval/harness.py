@@ -4,12 +4,12 @@ call :func:`evaluate`; the indexing pipeline comes in as the ``ingest`` callable
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from policykb.cache import user_cache_dir
 from policykb.config import Config
 from policykb.errors import InputError
 from spr.eval.datasets import load_dataset, sample
@@ -45,13 +45,6 @@ class EvalOutcome:
     seconds: float = 0.0
 
 
-def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/policykb`` (else ``~/.cache/policykb``): KBs of public sets are big and
-    rebuildable, so they stay out of the project tree."""
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "policykb"
-
-
 def parse_list(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
 
@@ -82,7 +75,7 @@ def evaluate(config: Config, request: EvalRequest, ingest: Ingest, progress: Pro
         raise InputError(f"unknown system {unknown[0]!r}; known retrieval modes: {', '.join(RETRIEVERS)}")
     full = load_dataset(request.dataset, request.data_dir, request.corpus)
     dataset = sample(full, request.limit, request.seed, request.corpus_scope)
-    cache = request.cache_dir or default_cache_dir()
+    cache = request.cache_dir or user_cache_dir()  # KBs of public sets are big and rebuildable
     kb_config, kb_note = prepare_kb(dataset, config, cache, ingest, rebuild=request.rebuild)
     say(kb_note)
     with KnowledgeBase.open(kb_config) as kb:
