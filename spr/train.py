@@ -19,7 +19,8 @@ from typing import Any
 
 from policykb.config import SPRConfig
 from policykb.errors import InputError
-from spr.parser import META_FILE, PROMPT_VERSION, TARGETS_FILE, LoRAParser, load_base, prompt
+from spr.parser import META_FILE, PROMPT_VERSION, TARGETS_FILE, LoRAParser, prompt
+from spr.parser_base import load_base
 from spr.sexpr import parse, to_text
 from spr.synth import Example
 

@@ -194,7 +194,7 @@ def test_cli_train_parser_then_parse_with_lora(cli_kb, tmp_path):
 def test_parser_base_is_unpacked_once_and_reloads_identically(tmp_path, monkeypatch):
     import torch
 
-    from spr.parser import load_base
+    from spr.parser_base import load_base
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first_model, first_tok = load_base()  # from the GGUF, then written unpacked

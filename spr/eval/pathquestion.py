@@ -13,7 +13,6 @@ passages of the path's hop subjects (the entities whose triples the path uses).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 from policykb.errors import InputError
@@ -50,6 +49,21 @@ def parse_path(field: str) -> list[str]:
     return parts
 
 
+def read_facts(kb_file: Path) -> dict[str, list[tuple[str, str]]]:
+    """Subject → its distinct (relation, object) pairs, in file order."""
+    facts: dict[str, dict[tuple[str, str], None]] = {}
+    for line in Path(kb_file).read_text(encoding="utf-8").splitlines():
+        parts = [p.strip() for p in line.split("\t") if p.strip()]
+        if len(parts) == 3:
+            facts.setdefault(parts[0], {})[(parts[1], parts[2])] = None
+    return {s: list(pairs) for s, pairs in facts.items()}
+
+
+def fact_sentence(subject: str, relation: str, obj: str) -> str:
+    """One KB triple as a sentence: "ludwig ii of bavaria parents maximilian ii of bavaria."."""
+    return f"{readable(subject)} {readable(relation)} {readable(obj)}."
+
+
 def load_pathquestion(data_dir: Path, variant: str = "pq-2h") -> EvalDataset:
     if variant not in VARIANTS:
         raise InputError(f"unknown PathQuestion variant {variant!r}; known: {', '.join(VARIANTS)}")
@@ -59,14 +73,12 @@ def load_pathquestion(data_dir: Path, variant: str = "pq-2h") -> EvalDataset:
         if not f.is_file():
             raise InputError(f"dataset file not found: {f}")
 
-    facts: dict[str, list[str]] = defaultdict(list)
-    for line in kbfile.read_text(encoding="utf-8").splitlines():
-        parts = [p for p in line.split("\t") if p.strip()]
-        if len(parts) == 3:
-            s, r, o = (p.strip() for p in parts)
-            facts[s].append(f"{readable(s)} {readable(r)} {readable(o)}.")
+    facts = read_facts(kbfile)
     ids = {s: f"p{i:05d}" for i, s in enumerate(facts)}
-    passages = tuple(Passage(ids[s], readable(s), "\n".join(dict.fromkeys(lines))) for s, lines in facts.items())
+    passages = tuple(
+        Passage(ids[s], readable(s), "\n".join(dict.fromkeys(fact_sentence(s, r, o) for r, o in pairs)))
+        for s, pairs in facts.items()
+    )
 
     questions = []
     for n, line in enumerate(qfile.read_text(encoding="utf-8").splitlines(), 1):

@@ -6,8 +6,8 @@ split is a pure function of the files and the seed, so both sides agree on it.
 
 The KB file becomes RDF: entity IRIs with ``skos:prefLabel`` "adelaide of lowenstein" and
 ``skos:altLabel`` "adelaide_of_lowenstein" (the form the questions use); relations declared as
-``owl:ObjectProperty`` with an ``rdfs:label`` ("cause of death"); each fact in its own named graph,
-so provenance works as for documents. The gold S-expression of a path ``subject#r1#e1#r2#e2`` is
+``owl:ObjectProperty`` with an ``rdfs:label`` ("cause of death"); each subject's facts form one
+chunk (text and named graph), so provenance and the weights stage work as for documents. The gold S-expression of a path ``subject#r1#e1#r2#e2`` is
 ``(JOIN (R [ r2 ]) (JOIN (R [ r1 ]) [ subject ]))``.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from policykb.errors import InputError
-from spr.eval.pathquestion import VARIANTS, parse_answers, parse_path, readable
+from spr.eval.pathquestion import VARIANTS, fact_sentence, parse_answers, parse_path, read_facts, readable
 from spr.sexpr import Entity, Join, Label, Relation, to_text
 
 BASE = "https://w3id.org/policykb/pq/"
@@ -95,19 +95,13 @@ def kb_quads(kb_file: Path) -> list[Any]:
 
     from store.vocab import OWL, PKB, RDF, RDFS, SKOS
 
-    facts: dict[str, list[tuple[str, str]]] = {}
-    for line in Path(kb_file).read_text(encoding="utf-8").splitlines():
-        parts = [p.strip() for p in line.split("\t") if p.strip()]
-        if len(parts) == 3:
-            facts.setdefault(parts[0], [])
-            if (parts[1], parts[2]) not in facts[parts[0]]:
-                facts[parts[0]].append((parts[1], parts[2]))
+    facts = read_facts(kb_file)
     doc, labels = NamedNode(BASE + "kb"), NamedNode(BASE + "labels")
     quads = [Quad(doc, NamedNode(RDF + "type"), NamedNode(PKB + "Document"), doc)]
     names, rels = set(), set()
     for s, pairs in facts.items():
         chunk = NamedNode(BASE + "chunk/" + quote(s, safe=""))
-        text = " ".join(f"{readable(s)} {readable(r)} {readable(o)}." for r, o in pairs)
+        text = " ".join(fact_sentence(s, r, o) for r, o in pairs)
         quads += [
             Quad(chunk, NamedNode(RDF + "type"), NamedNode(PKB + "Chunk"), doc),
             Quad(chunk, NamedNode(PKB + "partOfDocument"), doc, doc),
