@@ -42,7 +42,7 @@ MODES = ("dual", "spr", "k", "vector")
 
 def build_kb(folder: Path) -> Path:
     from kgpipeline.pipeline import ingest_paths
-    from policykb.config import load_config
+    from core.config import load_config
 
     kb = folder / "kb"
     config = load_config(kb_dir=kb)
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="keep the embedding and LLM caches on")
     args = parser.parse_args()
 
-    from policykb.config import load_config
+    from core.config import load_config
     from spr.qa import KnowledgeBase
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from kgpipeline.classify import classify  # noqa: E402
 from kgpipeline.extract_lexicon import LexiconExtractor  # noqa: E402
-from kgpipeline.ontology import load_ontologies  # noqa: E402
+from kgpipeline.ontology import read_ontologies  # noqa: E402
 from kgpipeline.preprocess import discover_files, load_documents  # noqa: E402
 from kgpipeline.records import CHARS_PER_PAGE  # noqa: E402
 from kgpipeline.segment import segment  # noqa: E402
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"no documents in {args.corpus}", file=sys.stderr)
         return 2
-    extractor = LexiconExtractor(load_ontologies(ROOT / "ontologies"))
+    extractor = LexiconExtractor(read_ontologies(ROOT / "ontologies"))
     run(files[:1], extractor)  # warm-up: compiles the lexicons, imports lazily loaded modules
     base = min((run(files, None) for _ in range(args.repeat)), key=lambda r: r[0])
     full = min((run(files, extractor) for _ in range(args.repeat)), key=lambda r: r[0])

@@ -25,8 +25,9 @@ from kgpipeline.pipeline import build_controller  # noqa: E402
 from kgpipeline.preprocess import discover_files, load_documents  # noqa: E402
 from kgpipeline.records import CHARS_PER_PAGE  # noqa: E402
 from kgpipeline.segment import segment  # noqa: E402
-from policykb.config import load_config  # noqa: E402
+from core.config import load_config  # noqa: E402
 from store.oxigraph_store import OxigraphStore  # noqa: E402
+from store.layout import KBLayout
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "policy_corpora" / "egd_regulations"
 
@@ -48,7 +49,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         config = load_config(kb_dir=Path(tmp) / "kb")
-        store = OxigraphStore(Path(tmp) / "kb" / "store")
+        store = OxigraphStore(KBLayout(Path(tmp) / "kb").store)
         controller = build_controller(config, store)
         controller.stages = []  # time the document pipeline alone first
         cpu = time.process_time()

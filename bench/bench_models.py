@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from policykb.cache import ResponseCache  # noqa: E402
-from policykb.embed import SentenceTransformerEmbedder  # noqa: E402
-from policykb.llm import LlamaCppLLM  # noqa: E402
-from policykb.usage import UsageTracker  # noqa: E402
+from core.cache import ResponseCache  # noqa: E402
+from core.embed import SentenceTransformerEmbedder  # noqa: E402
+from core.llm import LlamaCppLLM  # noqa: E402
+from core.usage import UsageTracker  # noqa: E402
 
 TOPICS = ["wind farms", "solar parks", "grid access", "heat pumps", "building renovation",
           "electricity tariffs", "hydrogen storage", "emission permits", "biofuel quotas", "energy audits"]

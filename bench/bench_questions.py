@@ -23,9 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kgpipeline.questions import build_question_bank  # noqa: E402
-from policykb.config import EmbedConfig, QuestionsConfig  # noqa: E402
-from policykb.embed import make_embedder  # noqa: E402
+from core.config import EmbedConfig, QuestionsConfig  # noqa: E402
+from core.embed import make_embedder  # noqa: E402
 from store.question_index import save_question_bank  # noqa: E402
+from store.layout import KBLayout
 
 ACTORS = ["National Energy Bureau", "Ministry of Climate", "Energy Bureau of Westmark Province", "grid operators",
           "municipalities", "the Commission", "Member States", "installers", "public bodies", "the Monitoring Center"]
@@ -56,7 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as kb:
         # The stage's embedder as configured by default: persistent cache in the KB folder. Every
         # round's texts are new, so the cache only costs (writes), never helps.
-        embedder = make_embedder(EmbedConfig(), Path(kb))
+        embedder = make_embedder(EmbedConfig(), KBLayout(kb).embed_cache)
         embedder.embed_batch(["warm up the model"] * 64)
         print(f"embedder {embedder.model_id}, batch {embedder.batch_size}; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip

@@ -35,14 +35,15 @@ from pyoxigraph import Literal, NamedNode, Quad  # noqa: E402
 
 from kgpipeline.entity_index import EntityIndexStage  # noqa: E402
 from kgpipeline.weights import WeightsStage  # noqa: E402
-from policykb.config import EmbedConfig, SPRConfig, WeightsConfig  # noqa: E402
-from policykb.embed import make_embedder  # noqa: E402
-from spr.parser import ParseCandidate  # noqa: E402
-from spr.retriever import SemanticParsingRetriever  # noqa: E402
-from spr.sexpr import parse  # noqa: E402
+from core.config import EmbedConfig, SPRConfig, WeightsConfig  # noqa: E402
+from core.embed import make_embedder  # noqa: E402
+from spr.parsing.candidate import ParseCandidate  # noqa: E402
+from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402
+from spr.grounding.sexpr_reader import parse  # noqa: E402
 from store.oxigraph_store import OxigraphStore  # noqa: E402
 from store.vectors import VectorIndex  # noqa: E402
 from store.vocab import OWL, PKB, RDF, RDFS, SKOS  # noqa: E402
+from store.layout import KBLayout
 
 BASE = "https://w3id.org/policykb/bench/"
 ADJ = ["Northern", "Southern", "Central", "National", "Regional", "Coastal", "Rural", "Urban", "Federal", "Joint",
@@ -155,7 +156,7 @@ def main() -> None:
           f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
     kb_dir = Path(tempfile.mkdtemp(prefix="bench-spr-"))
     try:
-        embedder = make_embedder(EmbedConfig(cache=False), kb_dir)
+        embedder = make_embedder(EmbedConfig(cache=False), KBLayout(kb_dir).embed_cache)
         print("weights:", WeightsStage(WeightsConfig(), BASE).run(store, kb_dir), flush=True)
         print("entities:", EntityIndexStage(embedder).run(store, kb_dir), flush=True)
         fixed = Fixed()
@@ -198,7 +199,7 @@ def main() -> None:
         ratio = statistics.median(structured) / statistics.median(faiss_ms)
         print(f"structured / FAISS (p50): {ratio:.2f}x")
         if args.parser:
-            from spr.parser import LoRAParser
+            from spr.parsing.lora import LoRAParser
 
             lora = LoRAParser(args.parser, beams=1)
             lora.parse(qs[0][0])

@@ -18,9 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from policykb.commands_eval import ingest_with_pipeline  # noqa: E402
-from policykb.config import load_config  # noqa: E402
-from spr.eval.harness import EvalRequest, evaluate, settings_from, summary_lines  # noqa: E402
+from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from core.config import load_config  # noqa: E402
+from spr.eval.harness import evaluate, settings_from, summary_lines  # noqa: E402
+from spr.eval.records import EvalRequest  # noqa: E402
 
 # name -> (questions limit, corpus scope)
 RUNS = {
@@ -64,7 +65,7 @@ def main() -> None:
             limit=limit, seed=config.eval.seed, corpus_scope=scope, cache_dir=args.cache_dir,
         )
         t = time.perf_counter()
-        outcome = evaluate(config, request, ingest_with_pipeline, progress=_progress, log=lambda line: print(line, flush=True))
+        outcome = evaluate(config, request, ingest_summary, progress=_progress, log=lambda line: print(line, flush=True))
         print("\n".join(summary_lines(outcome)), f"({time.perf_counter() - t:.0f} s)", flush=True)
         reports.append(outcome.files["report"].read_text(encoding="utf-8"))
     (args.out / "REPORT.md").write_text("\n".join(reports), encoding="utf-8")

@@ -32,11 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from policykb.config import SPRConfig  # noqa: E402
+from core.config import SPRConfig  # noqa: E402
 from spr.eval.pathquestion import VARIANTS  # noqa: E402
 from spr.eval.pathquestion_kbqa import answer_scores, files, load_questions, split_by_path  # noqa: E402
-from spr.parser import ParseCandidate  # noqa: E402
-from spr.synth import Example  # noqa: E402
+from spr.parsing.candidate import ParseCandidate  # noqa: E402
+from spr.parsing.synth import Example  # noqa: E402
+from store.layout import KBLayout
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "kbqa" / "pathquestion"
 
@@ -70,7 +71,7 @@ def evaluate(retriever, questions, parses: dict[str, list[ParseCandidate]] | Non
 
 
 def train(args, variant: str, train_q, out_dir: Path, started: float) -> dict:
-    from spr.train import train_parser
+    from spr.parsing.train import train_parser
 
     config = SPRConfig(seed=args.seed, batch_size=args.batch_size, max_seq_tokens=96, learning_rate=args.lr)
     rng = random.Random(args.seed)
@@ -104,25 +105,25 @@ def run_variant(args, variant: str, started: float) -> dict:
 
     from kgpipeline.entity_index import EntityIndexStage
     from kgpipeline.weights import WeightsStage
-    from policykb.config import EmbedConfig, WeightsConfig
-    from policykb.embed import make_embedder
+    from core.config import EmbedConfig, WeightsConfig
+    from core.embed import make_embedder
     from spr.eval.pathquestion_kbqa import BASE, kb_quads
-    from spr.parser import LoRAParser, adapter_meta
-    from spr.retriever import SemanticParsingRetriever
+    from spr.parsing.lora import LoRAParser, adapter_meta
+    from spr.retrieval.semantic_parsing import SemanticParsingRetriever
     from store.oxigraph_store import OxigraphStore
 
     kb_dir = Path(tempfile.mkdtemp(prefix=f"pq-{variant}-"))
     try:
         store = OxigraphStore()
         print(f"{variant}: KB {store.extend(kb_quads(kb_file))} quads", flush=True)
-        embedder = make_embedder(EmbedConfig(), kb_dir)
+        embedder = make_embedder(EmbedConfig(), KBLayout(kb_dir).embed_cache)
         print("  entities:", EntityIndexStage(embedder).run(store, kb_dir), flush=True)
         print("  weights:", WeightsStage(WeightsConfig(), BASE).run(store, kb_dir), flush=True)
         config = SPRConfig(parser="fallback", parser_beams=args.beams, max_new_tokens=64, seed=args.seed)
         rows = {"fallback": evaluate(SemanticParsingRetriever(store, embedder, kb_dir, config), eval_q)}
         training = {}
         if adapter is None or not (adapter / "adapter_config.json").is_file():
-            adapter = kb_dir / "parser"
+            adapter = KBLayout(kb_dir).parser
             training = train(args, variant, train_q, adapter, started)
         else:
             training = {k: v for k, v in adapter_meta(adapter).items() if k not in ("adapter_dir", "base")}

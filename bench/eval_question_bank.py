@@ -36,7 +36,7 @@ from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import load_dataset  # noqa: E402
 from spr.eval.runner import document_ids, resolve_contexts  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
-from spr.question_bank import QuestionBankRetriever  # noqa: E402
+from spr.retrieval.question_bank import QuestionBankRetriever  # noqa: E402
 from store.vocab import PKB  # noqa: E402
 
 DEFAULT_KB = Path.home() / ".cache" / "policykb" / "eval" / "hotpotqa" / "kb"

@@ -19,11 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from policykb.config import load_config  # noqa: E402
-from policykb.embed import make_embedder  # noqa: E402
-from spr.retriever import SemanticParsingRetriever  # noqa: E402
-from spr.sexpr import parse, to_text  # noqa: E402
+from core.config import load_config  # noqa: E402
+from core.embed import make_embedder  # noqa: E402
+from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402
+from spr.grounding.sexpr import to_text  # noqa: E402
+from spr.grounding.sexpr_reader import parse  # noqa: E402
 from store.open import open_store  # noqa: E402
+from store.layout import KBLayout
 
 SAMPLES = Path(__file__).resolve().parents[1] / "examples" / "eval" / "sample-parses.jsonl"
 
@@ -35,9 +37,9 @@ def main() -> None:
     ap.add_argument("--samples", type=Path, default=SAMPLES)
     args = ap.parse_args()
     config = load_config(kb_dir=args.kb)
-    store = open_store(config, read_only=True)
+    store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri, read_only=True)
     spr_config = config.spr.model_copy(update={"parser": args.parser})
-    retriever = SemanticParsingRetriever(store, make_embedder(config.embed, config.kb_dir), config.kb_dir, spr_config)
+    retriever = SemanticParsingRetriever(store, make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache), config.kb_dir, spr_config)
     rows = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()]
     correct = 0
     for row in rows:

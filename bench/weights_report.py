@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kgpipeline.surface_counts import read_corpus, read_labels, read_relation_pairs  # noqa: E402
 from kgpipeline.weights import build_entity_graph  # noqa: E402
-from spr.link import EntityLinker  # noqa: E402
+from spr.grounding.link import EntityLinker  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 from store.disambiguation import links_by_surface, read_link_weights  # noqa: E402
 

@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgpipeline.stages import index_dir
 from store.base import RDFStore
+from store.layout import KBLayout
 from store.vocab import PKB
 
 if TYPE_CHECKING:
-    from policykb.config import Config
-    from policykb.embed import Embedder
-    from policykb.usage import UsageTracker
+    from core.config import Config
+    from core.embed import Embedder
+    from core.usage import UsageTracker
 
 NAME = "chunks"
 
@@ -44,12 +44,12 @@ class ChunkVectorStage:
         index = VectorIndex(self.embedder.dimension)
         if ids:
             index.add(ids, self.embedder.embed_many(texts))
-        index.save(index_dir(kb_dir, NAME))
+        index.save(KBLayout(kb_dir).index(NAME))
         return f"{len(ids)} chunks embedded in {time.perf_counter() - started:.1f} s"
 
 
 def make_stage(config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None) -> ChunkVectorStage:
     """The stage a configuration describes (``llm_cache`` is unused: no LLM here)."""
-    from policykb.embed import make_embedder
+    from core.embed import make_embedder
 
-    return ChunkVectorStage(make_embedder(config.embed, config.kb_dir, tracker))
+    return ChunkVectorStage(make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache, tracker))

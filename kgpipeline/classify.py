@@ -30,7 +30,7 @@ GENERAL, LEGAL, STANDARD = "general-policy", "legal-regulation", "standard"
 
 
 class JSONCompleter(Protocol):
-    """What the classifier needs from an LLM (policykb.llm's class satisfies it)."""
+    """What the classifier needs from an LLM (core.llm's class satisfies it)."""
 
     def complete_json(self, messages: list[dict], schema: dict) -> object: ...
 

@@ -20,27 +20,31 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from kgpipeline.check import Conflict, validate_document
+from core.config import IngestConfig
+from core.errors import (
+    InputError,
+    ModelUnavailableError,
+    PolicyKBError,
+    StoreConnectionError,
+)
 from kgpipeline.classify import classify
 from kgpipeline.extraction import ChunkExtraction, Extractor
 from kgpipeline.preprocess import discover_files, load_documents
 from kgpipeline.records import CHARS_PER_PAGE, SourceDocument
 from kgpipeline.segment import segment
+from kgpipeline.shacl import ShapeValidator
 from kgpipeline.stages import DerivedStage
 from kgpipeline.state import IngestState
-from kgpipeline.validate import ShapeValidator
+from kgpipeline.validate import Conflict, validate_document
 from kgpipeline.write import build_document_graphs, doc_iri
-from policykb.config import IngestConfig
-from policykb.errors import InputError, ModelUnavailableError, PolicyKBError, StoreConnectionError
 from store.base import RDFStore
-from store.ontologies import load_ontologies
+from store.layout import KBLayout
+from store.ontologies import put_ontologies
 from store.vocab import content_hash, slug
 
 log = logging.getLogger("policykb.ingest")
 
 RECOVERABLE = (ModelUnavailableError, StoreConnectionError)
-STATE_FILE = "state.sqlite"
-CONFLICTS_DIR = "conflicts"
 
 
 @dataclass
@@ -85,12 +89,12 @@ class IngestSummary:
 
 
 def conflicts_path(kb_dir: Path, doc_id: str) -> Path:
-    return Path(kb_dir) / CONFLICTS_DIR / f"{slug(doc_id, 60)}-{content_hash(doc_id, length=8)}.jsonl"
+    return KBLayout(kb_dir).conflicts / f"{slug(doc_id, 60)}-{content_hash(doc_id, length=8)}.jsonl"
 
 
 def delete_document(store: RDFStore, kb_dir: Path, base_iri: str, key: str) -> str:
     """Drop a document's graphs, conflicts and state; returns its id. Idempotent after a crash."""
-    state = IngestState(Path(kb_dir) / STATE_FILE)
+    state = IngestState(KBLayout(kb_dir).state)
     try:
         found = state.find(key)
         if found is None:
@@ -132,7 +136,7 @@ class IngestController:
         self.config = config
         self.base = base_iri
         self.classifier_llm = classifier_llm
-        self.state = IngestState(self.kb_dir / STATE_FILE)
+        self.state = IngestState(KBLayout(self.kb_dir).state)
         self._sleep = sleep
         self.stages = stages or []
         self.ontology_dir = ontology_dir
@@ -147,7 +151,7 @@ class IngestController:
         started = time.perf_counter()
         if self.ontology_dir is not None:
             # The answering side reads labels and domains from the store: keep them current.
-            load_ontologies(self.store, self.ontology_dir)
+            put_ontologies(self.store, self.ontology_dir)
         pending = self.state.pending_deletes()
         for doc_id in pending:
             self.delete(doc_id)

@@ -13,17 +13,22 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgpipeline.stages import index_dir
 from kgpipeline.surface_counts import surface_variants
 from store.base import RDFStore
 from store.disambiguation import normalize_surface, read_link_weights
-from store.entity_labels import INDEX_NAME, EntityLabels, read_labelled_entities, save_entity_index
+from store.entity_labels import (
+    INDEX_NAME,
+    EntityLabels,
+    read_labelled_entities,
+    save_entity_index,
+)
+from store.layout import KBLayout
 from store.vocab import RDFS, SKOS
 
 if TYPE_CHECKING:
-    from policykb.config import Config
-    from policykb.embed import Embedder
-    from policykb.usage import UsageTracker
+    from core.config import Config
+    from core.embed import Embedder
+    from core.usage import UsageTracker
 
 NAME = INDEX_NAME
 
@@ -69,7 +74,7 @@ class EntityIndexStage:
         index = VectorIndex(self.embedder.dimension)
         if forms:
             index.add(forms, self.embedder.embed_many(forms))
-        save_entity_index(index_dir(kb_dir, NAME), index, labels)
+        save_entity_index(KBLayout(kb_dir).index(NAME), index, labels)
         return (
             f"{len(labels.names)} entities, {len(forms)} surface forms embedded "
             f"in {time.perf_counter() - started:.1f} s"
@@ -78,6 +83,6 @@ class EntityIndexStage:
 
 def make_stage(config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None) -> EntityIndexStage:
     """The stage a configuration describes (``llm_cache`` is unused: no LLM here)."""
-    from policykb.embed import make_embedder
+    from core.embed import make_embedder
 
-    return EntityIndexStage(make_embedder(config.embed, config.kb_dir, tracker))
+    return EntityIndexStage(make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache, tracker))

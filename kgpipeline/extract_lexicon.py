@@ -42,11 +42,27 @@ from dataclasses import replace
 
 from kgpipeline.extraction import Attribute, ChunkExtraction, Mention, Relation
 from kgpipeline.lexicon import (
-    ADMIN_UNITS, EU_CANONICAL, EU_NAMES, LEVEL_ADJECTIVES, NATIONAL,
-    CategoryLexicon, Trigger, build_lexicon, normalize_name, trie_pattern,
+    ADMIN_UNITS,
+    EU_CANONICAL,
+    EU_NAMES,
+    LEVEL_ADJECTIVES,
+    NATIONAL,
+    CategoryLexicon,
+    Trigger,
+    build_lexicon,
+    normalize_name,
+    trie_pattern,
 )  # fmt: skip
 from kgpipeline.mentions import (
-    ACRONYM_DEF, TRAILING_ACRONYM, Candidate, DocContext, find_spans, named_spans, place_spans, sentences, word_start,
+    ACRONYM_DEF,
+    TRAILING_ACRONYM,
+    Candidate,
+    DocContext,
+    find_spans,
+    named_spans,
+    place_spans,
+    sentences,
+    word_start,
 )  # fmt: skip
 from kgpipeline.ontology import OntologySet
 from kgpipeline.records import Chunk, SourceDocument

@@ -13,7 +13,7 @@ entities that the text does not contain; canonical names and scopes follow the l
 extractor's rules (:func:`kgpipeline.extract_lexicon.mention_from_span`). A relation is kept
 only when both ends are extracted entities and their classes fit the property's domain and range.
 Malformed items are dropped and counted in :attr:`LLMExtractor.dropped`; a failing model call
-(:class:`policykb.errors.ModelError`) propagates, for the controller to retry or skip.
+(:class:`core.errors.ModelError`) propagates, for the controller to retry or skip.
 """
 
 from __future__ import annotations
@@ -24,12 +24,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from kgpipeline.extract_lexicon import DocContext, LexiconExtractor, attributes_for, mention_from_span, sentences
+from core.errors import ModelOutputError
+from kgpipeline.extract_lexicon import (
+    DocContext,
+    LexiconExtractor,
+    attributes_for,
+    mention_from_span,
+    sentences,
+)
 from kgpipeline.extraction import ChunkExtraction, Mention, Relation
 from kgpipeline.lexicon import CategoryLexicon
 from kgpipeline.ontology import OntologySet
 from kgpipeline.records import Chunk, SourceDocument
-from policykb.errors import ModelOutputError
 from store.vocab import PKB
 
 __all__ = ["LLMExtractor", "build_messages", "build_schema", "map_answer"]
@@ -51,7 +57,7 @@ _EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 class JSONModel(Protocol):
-    """What this extractor needs of :class:`policykb.llm.LLM`."""
+    """What this extractor needs of :class:`core.llm.LLM`."""
 
     def complete_json(self, messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any]) -> Any: ...
 

@@ -13,7 +13,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
-from kgpipeline.lexicon import EU_MEMBER_STATES, CategoryLexicon, normalize_name, singular, trie_pattern
+from kgpipeline.lexicon import (
+    EU_MEMBER_STATES,
+    CategoryLexicon,
+    normalize_name,
+    singular,
+    trie_pattern,
+)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ range as tuples of class IRIs (a tuple of several members is an ``owl:unionOf``)
 RDF/XML with rdflib, so no Java or owlready2 is needed here.
 
     >>> from pathlib import Path
-    >>> onto = load_ontologies(Path("ontologies"))
+    >>> onto = read_ontologies(Path("ontologies"))
     >>> issues = onto.properties[PKB + "issues"]
     >>> issues.domain == (PKB + "Actor",)
     True
@@ -27,7 +27,7 @@ from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS, SKOS
 from rdflib.term import BNode, Node
 
-from policykb.errors import InputError
+from core.errors import InputError
 from store.vocab import ONTOLOGY_BASE, PKB
 
 # Category document classes → the ontology that holds their entity types and relations.
@@ -201,7 +201,7 @@ class OntologySet:
         return sorted(problems)
 
 
-def load_ontologies(ontology_dir: Path) -> OntologySet:
+def read_ontologies(ontology_dir: Path) -> OntologySet:
     """Read every ``*.owl`` file of a directory. Raises :class:`InputError` when the directory or
     a file is unusable, an import is not among the files, or a domain/range is not a named class
     or a union of named classes (the only forms the shape generator understands)."""

@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from core.config import Config, resource_dir
+from core.usage import UsageTracker
 from kgpipeline.controller import IngestController
+from kgpipeline.ontology import read_ontologies
+from kgpipeline.shacl import ShapeValidator
 from kgpipeline.stages import DerivedStage
-from kgpipeline.ontology import load_ontologies
-from kgpipeline.validate import ShapeValidator
-from policykb.config import Config, resource_dir
-from policykb.usage import UsageTracker
 from store.base import RDFStore
+from store.layout import KBLayout
 
 
 def build_controller(
     config: Config, store: RDFStore, tracker: UsageTracker | None = None, llm_cache: bool | None = None
 ) -> IngestController:
     ontology_dir = resource_dir(config.ontology.dir)
-    ontology = load_ontologies(ontology_dir)
+    ontology = read_ontologies(ontology_dir)
     llm = None
     if config.ingest.extractor == "llm" or config.ingest.classify_with_llm:
-        from policykb.llm import make_llm
+        from core.llm import make_llm
 
-        llm = make_llm(config.llm, config.kb_dir, tracker=tracker, cache=llm_cache)
+        llm = make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=tracker, cache=llm_cache)
     if config.ingest.extractor == "llm":
         from kgpipeline.extract_llm import LLMExtractor
 
@@ -54,19 +56,25 @@ StageFactory = Callable[[Config, "UsageTracker | None", "bool | None"], DerivedS
 
 
 def _chunks(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.chunk_vectors import make_stage  # plain chunk vectors (the traditional-RAG baseline)
+    from kgpipeline.chunk_vectors import (
+        make_stage,  # plain chunk vectors (the traditional-RAG baseline)
+    )
 
     return make_stage(config, tracker, llm_cache)
 
 
 def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.entity_index import make_stage  # entity-label FAISS index (SPR entity linking)
+    from kgpipeline.entity_index import (
+        make_stage,  # entity-label FAISS index (SPR entity linking)
+    )
 
     return make_stage(config, tracker, llm_cache)
 
 
 def _weights(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.weights import weights_stage  # disambiguation priors x community centrality
+    from kgpipeline.weights import (
+        weights_stage,  # disambiguation priors x community centrality
+    )
 
     return weights_stage(config, tracker, llm_cache)
 
@@ -89,7 +97,7 @@ STAGES: dict[str, StageFactory] = {
 def derived_stages(
     config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None, only: str | None = None
 ) -> list[DerivedStage]:
-    from policykb.errors import InputError
+    from core.errors import InputError
 
     if only is not None and only not in STAGES:
         raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
@@ -105,7 +113,7 @@ def ingest_paths(config: Config, paths: list, tracker: UsageTracker | None = Non
     from store.open import open_store
 
     config.kb_dir.mkdir(parents=True, exist_ok=True)
-    store = open_store(config)
+    store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri)
     try:
         controller = build_controller(config, store, tracker)
         try:
@@ -114,3 +122,8 @@ def ingest_paths(config: Config, paths: list, tracker: UsageTracker | None = Non
             controller.close()
     finally:
         store.close()
+
+
+def ingest_summary(config: Config, paths: Sequence[Path]) -> str:
+    """:func:`ingest_paths`, summarized in one line: the ``ingest`` callable of ``spr.eval``."""
+    return "; ".join(ingest_paths(config, list(paths)).lines()[:2])

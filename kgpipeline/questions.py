@@ -6,7 +6,7 @@ model being weak and slow), otherwise from the chunk's extracted triples and key
 (:mod:`kgpipeline.question_templates`). Paraphrases of the same chunk above a cosine threshold are
 dropped, keeping the first (the best-ranked phrasing). The questions are embedded once, indexed
 with :class:`store.vectors.VectorIndex` and saved with their chunk IRIs in
-``<kb>/indexes/questions/`` (:mod:`store.question_index`), which ``spr.question_bank`` reads.
+``<kb>/indexes/questions/`` (:mod:`store.question_index`), which ``spr.retrieval.question_bank`` reads.
 """
 
 from __future__ import annotations
@@ -22,21 +22,21 @@ from pathlib import Path
 import numpy as np
 from pyoxigraph import Literal
 
+from core.config import Config, QuestionsConfig
+from core.errors import ModelOutputError
 from kgpipeline.question_templates import (
     EntityView,
     FactView,
     Phrasebook,
     defined_terms,
     fact_questions,
-    interleave,
     generic_questions,
+    interleave,
     sentence_questions,
     sentences,
 )
-from kgpipeline.stages import index_dir
-from policykb.config import Config, QuestionsConfig
-from policykb.errors import ModelOutputError
 from store.base import RDFStore
+from store.layout import KBLayout
 from store.question_index import QUESTION_BANK, LatentQuestion, save_question_bank
 from store.vocab import PKB, RDF, SKOS, content_hash
 
@@ -212,7 +212,7 @@ class QuestionsStage:
         generated_at = time.perf_counter()
         embedder = self._embedder()
         index, questions = build_question_bank(generated, embedder, self.config)
-        save_question_bank(index_dir(kb_dir, self.name), index, questions, embedder.model_id)
+        save_question_bank(KBLayout(kb_dir).index(self.name), index, questions, embedder.model_id)
         candidates = sum(len(v) for v in generated.values())
         note = f", {fallbacks} LLM fallbacks" if fallbacks else ""
         return (
@@ -226,19 +226,19 @@ def questions_stage(config: Config, tracker=None, llm_cache: bool | None = None)
     """Factory for ``kgpipeline.pipeline.STAGES``."""
 
     def phrasebook() -> Phrasebook:
-        from kgpipeline.ontology import load_ontologies
-        from policykb.config import resource_dir
+        from core.config import resource_dir
+        from kgpipeline.ontology import read_ontologies
 
-        return Phrasebook.from_ontology(load_ontologies(resource_dir(config.ontology.dir)))
+        return Phrasebook.from_ontology(read_ontologies(resource_dir(config.ontology.dir)))
 
     def embedder():
-        from policykb.embed import make_embedder
+        from core.embed import make_embedder
 
-        return make_embedder(config.embed, config.kb_dir, tracker=tracker)
+        return make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache, tracker=tracker)
 
     def llm():
-        from policykb.llm import make_llm
+        from core.llm import make_llm
 
-        return make_llm(config.llm, config.kb_dir, tracker=tracker, cache=llm_cache)
+        return make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=tracker, cache=llm_cache)
 
     return QuestionsStage(config.questions, phrasebook, embedder, llm)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgpipeline.ontology import OntologyProperty, OntologySet, load_ontologies
-from policykb.errors import InputError
+from core.errors import InputError
+from kgpipeline.ontology import OntologyProperty, OntologySet, read_ontologies
 from store.vocab import PKB, XSD
 
 SHAPES_NS = "https://w3id.org/policykb/shapes#"
@@ -39,7 +39,7 @@ _PREFIXES = {
 
 def generate_shapes(ontology_dir: Path) -> dict[str, str]:
     """``{"<ontology>.ttl": turtle_text}`` for every ontology in ``ontology_dir``, deterministic."""
-    onto = load_ontologies(Path(ontology_dir))
+    onto = read_ontologies(Path(ontology_dir))
     return {f"{f.name}.ttl": _render(onto, f.name) for f in sorted(onto.files, key=lambda f: f.name)}
 
 

@@ -12,8 +12,6 @@ from typing import Protocol
 
 from store.base import RDFStore
 
-INDEXES_DIR = "indexes"
-
 
 class DerivedStage(Protocol):
     name: str
@@ -23,5 +21,3 @@ class DerivedStage(Protocol):
         ...
 
 
-def index_dir(kb_dir: Path, name: str) -> Path:
-    return Path(kb_dir) / INDEXES_DIR / name

@@ -1,164 +1,81 @@
-"""SHACL validation of knowledge-base triples against the policykb shapes (pySHACL).
+"""Validation stage: run the SHACL shapes over one document's quads, drop what breaks them.
 
-:class:`ShapeValidator` is built once from the shapes directory (hand-written ``*.ttl`` plus
-``generated/*.ttl``) and the ontologies, then validates many small data graphs, e.g. the triples
-of one chunk during ingest.
-
-The class hierarchy reaches pySHACL by materialising types: each ``rdf:type C`` in the data gets
-the ontology's superclasses of ``C`` added to a copy of the data graph. That is what ``sh:class``
-and ``sh:targetClass`` need, and nothing more. Passing the ontology as ``ont_graph`` with
-``inference="rdfs"`` would be both slower and wrong here: RDFS entailment applies the very
-``rdfs:domain``/``rdfs:range`` axioms the generated shapes check, so a reversed triple would type
-its own subject into the domain and pass.
-
-Measured cost (median of 20 calls, shared 2-core dev machine, pySHACL 0.40): building the
-validator ~0.2 s once; ``validate`` on one chunk's relations with their entities' types and labels
-(17 triples) ~15 ms; on the whole sample KB (168 triples) 40-80 ms. The same data through
-``ont_graph`` + ``inference="rdfs"`` took ~170 ms and 350-550 ms. Keeping pySHACL's compiled
-``ShapesGraph`` across calls saved nothing measurable, so the public ``pyshacl.validate`` is used.
+A violated domain/range shape names a relation triple (or all of one subject's triples of that
+property); those triples are removed and recorded as :class:`Conflict` records with the rule and
+the source chunk. Violations of the hand-written structural shapes are recorded too; they point at
+bad metadata or a pipeline bug, and the offending value is dropped the same way when the report
+names it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import asdict, dataclass
 
-import pyshacl
-from rdflib import Graph, Literal, URIRef
-from rdflib.namespace import RDF, SH
-from rdflib.term import Node
+from pyoxigraph import Quad, RdfFormat, serialize
+from rdflib import Graph
 
-from kgpipeline.ontology import OntologySet, load_ontologies
-from kgpipeline.shapes import GENERATED_DIR
-from policykb.errors import InputError
+from kgpipeline.shacl import ShapeValidator, Violation
+from kgpipeline.write import DocumentGraphs
+from store.vocab import PKB
+
+_SHAPES_NS = "https://w3id.org/policykb/shapes#"
 
 
 @dataclass(frozen=True)
-class Violation:
-    """One SHACL validation result.
+class Conflict:
+    """A triple that was not written, or a node-level problem (``predicate``/``object`` empty)."""
 
-    ``focus_node`` and ``value`` are in N-Triples notation (``<iri>``, ``"text"^^<datatype>``) so
-    IRIs and literals stay distinguishable; ``path``, ``constraint`` (the SHACL constraint
-    component, e.g. ``sh:ClassConstraintComponent``) and ``shape`` are IRIs, or N-Triples for
-    blank nodes; ``path``/``value`` are None when the result has none (node-level constraints).
-    """
-
-    focus_node: str
-    path: str | None
-    value: str | None
-    constraint: str
+    doc_id: str
+    graph: str  # the chunk (or document) graph the triple came from; "" for node-level results
+    subject: str  # N-Triples notation
+    predicate: str
+    object: str
+    rule: str  # the shape that failed, e.g. https://w3id.org/policykb/shapes#issues-domain
+    constraint: str  # the SHACL constraint component
     message: str
-    shape: str
-    severity: str = str(SH.Violation)
 
-    @property
-    def constraint_name(self) -> str:
-        """Local name of the constraint component, e.g. ``ClassConstraintComponent``."""
-        return self.constraint.rsplit("#", 1)[-1]
+    def as_json(self) -> dict:
+        return asdict(self)
 
 
-@dataclass(frozen=True)
-class ValidationReport:
-    """``conforms`` is True when no result of severity sh:Violation was found."""
-
-    conforms: bool
-    violations: tuple[Violation, ...]
-
-    def for_focus(self, node: str) -> tuple[Violation, ...]:
-        """Results about one focus node, given as an IRI or in N-Triples notation."""
-        key = node if node.startswith(("<", '"', "_:")) else f"<{node}>"
-        return tuple(v for v in self.violations if v.focus_node == key)
-
-
-class ShapeValidator:
-    """Validates rdflib graphs against the shapes; build once, call :meth:`validate` often.
-
-    The parsed shapes graph and the class hierarchy are built once; pySHACL recompiles the shapes
-    per call, which measured no slower than reusing its compiled ``ShapesGraph``.
-    """
-
-    def __init__(self, shapes_dir: Path, ontology_dir: Path, ontology: OntologySet | None = None) -> None:
-        self._shapes = load_shapes_graph(shapes_dir)
-        onto = ontology if ontology is not None else load_ontologies(ontology_dir)  # reuse a parsed set
-        # Class -> every named superclass, so types can be materialised per call in one pass.
-        self._supers: dict[URIRef, tuple[URIRef, ...]] = {
-            URIRef(c): tuple(URIRef(a) for a in sorted(onto.ancestors(c))) for c in onto.classes
-        }
-
-    @property
-    def shapes_graph(self) -> Graph:
-        return self._shapes
-
-    def validate(self, data_graph: Graph) -> ValidationReport:
-        """Validate a graph (a Dataset is validated as the union of its graphs); the input is
-        not modified. Nodes that relation triples point to must carry their ``rdf:type`` in the
-        graph, or the class constraints fail."""
-        data = self._with_supertypes(data_graph)
-        try:
-            # inplace: ``data`` is already our private copy, so pySHACL need not clone it again.
-            conforms, report, _text = pyshacl.validate(
-                data, shacl_graph=self._shapes, inference="none", inplace=True
-            )
-        except Exception as exc:  # pySHACL reports shape errors with several exception types
-            raise InputError(f"SHACL validation failed to run: {exc}") from exc
-        return ValidationReport(conforms=bool(conforms), violations=_violations(report))
-
-    def _with_supertypes(self, data_graph: Graph) -> Graph:
-        data = Graph()
-        triples: Iterable = data_graph.triples((None, None, None))
-        if hasattr(data_graph, "quads"):  # Dataset/ConjunctiveGraph: flatten the named graphs
-            triples = ((s, p, o) for s, p, o, _g in data_graph.quads((None, None, None, None)))
-        for triple in triples:
-            data.add(triple)
-        for s, cls in list(data.subject_objects(RDF.type)):
-            for sup in self._supers.get(cls, ()):  # type: ignore[arg-type]
-                data.add((s, RDF.type, sup))
-        return data
+def validate_document(doc_id: str, graphs: DocumentGraphs, validator: ShapeValidator) -> tuple[DocumentGraphs, tuple[Conflict, ...]]:
+    """The document's quads without the invalid ones, and the conflicts found."""
+    report = validator.validate(_to_rdflib(graphs.quads))
+    if report.conforms:
+        return graphs, ()
+    keep = list(graphs.quads)
+    conflicts: list[Conflict] = []
+    for violation in report.violations:
+        hits = [q for q in keep if _matches(q, violation)]
+        if not hits:
+            conflicts.append(_conflict(doc_id, "", violation.focus_node, violation.path or "", violation.value or "", violation))
+            continue
+        hit_set = set(hits)
+        keep = [q for q in keep if q not in hit_set]
+        for q in hits:
+            conflicts.append(_conflict(doc_id, str(q.graph_name)[1:-1], str(q.subject), q.predicate.value, str(q.object), violation))
+    cleaned = DocumentGraphs(graphs.doc_iri, graphs.graphs, tuple(keep))
+    return cleaned, tuple(dict.fromkeys(conflicts))
 
 
-def load_shapes_graph(shapes_dir: Path) -> Graph:
-    """All ``*.ttl`` of ``shapes_dir`` and of its ``generated/`` subfolder, as one graph."""
-    shapes_dir = Path(shapes_dir)
-    paths = sorted(shapes_dir.glob("*.ttl")) + sorted((shapes_dir / GENERATED_DIR).glob("*.ttl"))
-    if not paths:
-        raise InputError(f"no shapes (*.ttl) in {shapes_dir} or {shapes_dir / GENERATED_DIR}")
+def _matches(quad: Quad, v: Violation) -> bool:
+    if str(quad.subject) != v.focus_node:
+        return False
+    if v.path is not None and v.value is not None:
+        return quad.predicate.value == v.path and str(quad.object) == v.value
+    # A node-level domain shape (pkbsh:<property>-domain) condemns the subject's use of that property.
+    if v.shape.startswith(_SHAPES_NS) and v.shape.endswith("-domain"):
+        return quad.predicate.value == PKB + v.shape[len(_SHAPES_NS) : -len("-domain")]
+    return False
+
+
+def _conflict(doc_id: str, graph: str, s: str, p: str, o: str, v: Violation) -> Conflict:
+    return Conflict(doc_id, graph, s, p, o, v.shape, v.constraint, v.message)
+
+
+def _to_rdflib(quads: tuple[Quad, ...]) -> Graph:
+    # Validation sees the document as one graph (the union of its named graphs).
+    data = serialize((q.triple for q in quads), format=RdfFormat.N_TRIPLES) or b""
     graph = Graph()
-    for path in paths:
-        try:
-            graph.parse(path, format="turtle")
-        except Exception as exc:  # rdflib raises several unrelated types for bad Turtle
-            raise InputError(f"cannot parse shapes file {path}: {exc}") from exc
+    graph.parse(data=data.decode("utf-8"), format="nt")
     return graph
-
-
-def _violations(report: Graph) -> tuple[Violation, ...]:
-    out = []
-    for result in report.subjects(RDF.type, SH.ValidationResult):
-        out.append(
-            Violation(
-                focus_node=_nt(report.value(result, SH.focusNode)) or "",
-                path=_iri_or_nt(report.value(result, SH.resultPath)),
-                value=_nt(report.value(result, SH.value)),
-                constraint=_iri_or_nt(report.value(result, SH.sourceConstraintComponent)) or "",
-                message=" ".join(str(m) for m in report.objects(result, SH.resultMessage)),
-                shape=_iri_or_nt(report.value(result, SH.sourceShape)) or "",
-                severity=_iri_or_nt(report.value(result, SH.resultSeverity)) or str(SH.Violation),
-            )
-        )
-    # Sorted so that reports compare equal across runs (pySHACL's result order is not stable).
-    return tuple(sorted(out, key=lambda v: (v.focus_node, v.shape, v.constraint, v.path or "", v.value or "")))
-
-
-def _nt(node: Node | None) -> str | None:
-    if node is None:
-        return None
-    if isinstance(node, (URIRef, Literal)):
-        return node.n3()
-    return f"_:{node}"
-
-
-def _iri_or_nt(node: Node | None) -> str | None:
-    if node is None:
-        return None
-    return str(node) if isinstance(node, URIRef) else _nt(node)

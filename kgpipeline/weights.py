@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.config import Config, WeightsConfig
+from core.errors import InputError
 from kgpipeline.surface_counts import (
     CorpusChunk,
     SurfaceDictionary,
@@ -36,8 +38,6 @@ from kgpipeline.surface_counts import (
     read_labels,
     read_relation_pairs,
 )
-from policykb.config import Config, WeightsConfig
-from policykb.errors import InputError
 from store.base import RDFStore
 from store.disambiguation import LinkWeight, write_weights
 from store.vocab import mint

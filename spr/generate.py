@@ -29,8 +29,8 @@ from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.records import ABSTAIN, ChunkRef, Citation
 
 if TYPE_CHECKING:
-    from policykb.embed import Embedder
-    from policykb.llm import LLM
+    from core.embed import Embedder
+    from core.llm import LLM
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,10 @@ def lexical_scores(question: str, candidates: Sequence[str]) -> list[float]:
 
 @dataclass
 class LexicalScorer:
-    threshold: float = 0.3
+    """Weighted content-word overlap with the question, in [0, 1]. ``threshold``: least score that
+    counts (``[answer] min_overlap``)."""
+
+    threshold: float
     name: str = "lexical"
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
@@ -111,11 +114,11 @@ class HybridScorer:
     the mean needs some of both, which is what tells an answer from a neighbour. Roughly [0, 1]."""
 
     embedder: Embedder
-    threshold: float = 0.4
+    threshold: float  # [answer] min_score
     name: str = "hybrid"
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        cosines = EmbeddingScorer(self.embedder).score(question, candidates)
+        cosines = cosine_scores(self.embedder, question, candidates)
         return [(c + w) / 2 for c, w in zip(cosines, lexical_scores(question, candidates))]
 
 
@@ -124,14 +127,19 @@ class EmbeddingScorer:
     """Cosine similarity of normalized sentence embeddings, in [-1, 1]."""
 
     embedder: Embedder
-    threshold: float = 0.45
+    threshold: float  # [answer] min_similarity
     name: str = "embedding"
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        if not candidates:
-            return []
-        vectors = self.embedder.embed_many([question, *candidates])
-        return [float(x) for x in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
+        return cosine_scores(self.embedder, question, candidates)
+
+
+def cosine_scores(embedder: Embedder, question: str, candidates: Sequence[str]) -> list[float]:
+    """Cosine of each candidate's embedding with the question's, in [-1, 1]."""
+    if not candidates:
+        return []
+    vectors = embedder.embed_many([question, *candidates])
+    return [float(x) for x in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
 
 
 # --- extractive ------------------------------------------------------------------------------------
@@ -166,8 +174,8 @@ class ExtractiveGenerator:
     """Assembles answers from the context; needs no LLM."""
 
     scorer: SentenceScorer
-    max_facts: int = 3
-    max_sentences: int = 2
+    max_facts: int  # [answer] max_facts
+    max_sentences: int  # [answer] max_sentences
 
     def generate(self, question: str, context: FusedContext) -> Draft:
         pool = candidates(context)
@@ -271,8 +279,8 @@ class LLMGenerator:
     """One completion per answer through the model layer (cache and usage accounting included)."""
 
     llm: LLM
-    max_tokens: int = 256
-    require_citations: bool = True
+    max_tokens: int  # [answer] answer_tokens
+    require_citations: bool  # [answer] require_citations
     min_support: float = 0.6  # least lexical support for attributing an uncited reply sentence
 
     def generate(self, question: str, context: FusedContext) -> Draft:

@@ -19,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from policykb.config import Config, load_config, resource_dir
-from policykb.errors import InputError
-from policykb.usage import UsageTracker
+from core.config import ANSWER_KINDS, MAX_K, Config, load_config
+from core.errors import InputError
+from core.usage import UsageTracker
 from spr.fuse import FusedContext, fuse
 from spr.generate import (
     Draft,
@@ -34,16 +34,17 @@ from spr.generate import (
     prompt_overhead,
     renumber,
 )
+from spr.grounding.relations import read_terms
 from spr.records import Answer, AnswerUsage, Retrieval
-from spr.retrievers import RETRIEVERS, Retriever
-from spr.verbalize import ontology_labels
+from spr.retrieval.base import Retriever, elapsed_ms
+from spr.retrieval.registry import RETRIEVERS, mode_name
 from store.base import RDFStore
+from store.layout import KBLayout
 
 if TYPE_CHECKING:
-    from policykb.embed import Embedder
-    from policykb.llm import LLM
+    from core.embed import Embedder
+    from core.llm import LLM
 
-ANSWER_KINDS = ("extractive", "llm")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -83,7 +84,7 @@ class KnowledgeBase:
         self._llm = llm
         self._owns_store = owns_store
         self._retrievers: dict[str, Retriever] = dict(retrievers or {})
-        self._labels: dict[str, str] | None = None
+        self._labels: dict[str, dict[str, str]] = {}
         self._lock = threading.RLock()  # lazy loading from several server threads
 
     @classmethod
@@ -92,9 +93,9 @@ class KnowledgeBase:
         from store.open import open_store
 
         config = kb if isinstance(kb, Config) else load_config(kb_dir=Path(kb))
-        if config.store.backend == "oxigraph" and not (config.kb_dir / "store").is_dir():
+        if config.store.backend == "oxigraph" and not KBLayout(config.kb_dir).store.is_dir():
             raise InputError(f"no knowledge base at {config.kb_dir}; run `policykb ingest` first")
-        return cls(config, open_store(config, read_only=True), owns_store=True, **kwargs)
+        return cls(config, open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri, read_only=True), owns_store=True, **kwargs)
 
     def close(self) -> None:
         if self._owns_store:
@@ -107,37 +108,46 @@ class KnowledgeBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- lazily built services (the retrievers.Services protocol) -------------------------------
+    # --- lazily built services (the spr.retrieval.base.Services protocol) -------------------------------
     @property
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from policykb.embed import make_embedder
+                from core.embed import make_embedder
 
-                self._embedder = make_embedder(self.config.embed, self.config.kb_dir, self.tracker)
+                self._embedder = make_embedder(self.config.embed, KBLayout(self.config.kb_dir).embed_cache, self.tracker)
             return self._embedder
 
     @property
     def llm(self) -> LLM:
         with self._lock:
             if self._llm is None:
-                from policykb.llm import make_llm
+                from core.llm import make_llm
 
-                self._llm = make_llm(self.config.llm, self.config.kb_dir, self.tracker)
+                self._llm = make_llm(self.config.llm, KBLayout(self.config.kb_dir).llm_cache, self.tracker)
             return self._llm
 
     @property
     def property_labels(self) -> Mapping[str, str]:
+        """``rdfs:label`` of every property of the ontologies in the store (the one source of the
+        labels answers use; ``policykb init`` and ``ingest`` load the ontologies there)."""
+        return self._term_labels("property")
+
+    @property
+    def term_labels(self) -> Mapping[str, str]:
+        """Labels of the properties and classes in the store (for verbalizing ``rdf:type`` too)."""
+        return {**self._term_labels("class"), **self._term_labels("property")}
+
+    def _term_labels(self, kind) -> dict[str, str]:
         with self._lock:
-            if self._labels is None:
-                self._labels = ontology_labels(resource_dir(self.config.ontology.dir))
-            return self._labels
+            if kind not in self._labels:
+                self._labels[kind] = {iri: term.label for iri, term in read_terms(self.store, kind).items()}
+            return self._labels[kind]
 
     def retriever(self, mode: str) -> Retriever:
         with self._lock:
+            mode = mode_name(mode)
             if mode not in self._retrievers:
-                if mode not in RETRIEVERS:
-                    raise InputError(f"unknown mode {mode!r}; known: {', '.join(RETRIEVERS)}")
                 self._retrievers[mode] = RETRIEVERS[mode](self)
             return self._retrievers[mode]
 
@@ -145,17 +155,17 @@ class KnowledgeBase:
     def ask(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Answer:
         """Answer ``question`` from the KB.
 
-        ``mode``: retrieval — "dual" (default), "spr", "k", "vector" or any registered strategy.
+        ``mode``: retrieval — any name of :data:`spr.retrieval.registry.MODES` ("dual" by default).
         ``answer``: "extractive" (no LLM; the default) or "llm" (one call to the [llm] model).
         ``k``: text chunks to retrieve (default ``[answer] k``).
         """
         cfg = self.config.answer
-        mode = mode or cfg.mode
+        mode = mode_name(mode or cfg.mode)
         kind = answer or cfg.answer
         if kind not in ANSWER_KINDS:
             raise InputError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
-        if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 50):
-            raise InputError("k must be an integer between 1 and 50")
+        if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
+            raise InputError(f"k must be an integer between 1 and {MAX_K}")
         text = clean_question(question, cfg.max_question_chars)
         retriever = self.retriever(mode)
         before = self.tracker.totals
@@ -163,16 +173,16 @@ class KnowledgeBase:
 
         started = time.perf_counter()
         found: Retrieval = retriever.search(text, k or cfg.k)
-        timings["retrieve"] = _ms(started)
+        timings["retrieve"] = elapsed_ms(started)
 
         mark = time.perf_counter()
         context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
-        timings["fuse"] = _ms(mark)
+        timings["fuse"] = elapsed_ms(mark)
 
         mark = time.perf_counter()
         draft = renumber(self._generator(kind).generate(text, context))
-        timings["generate"] = _ms(mark)
-        timings["total"] = _ms(started)
+        timings["generate"] = elapsed_ms(mark)
+        timings["total"] = elapsed_ms(started)
         timings.update(found.trace.timings_ms)
         return self._answer(text, mode, kind, found, context, draft, timings, before)
 
@@ -227,6 +237,3 @@ def ask(question: str, kb: str | Path | Config = "kb", **kwargs) -> Answer:
     with KnowledgeBase.open(kb) as base:
         return base.ask(question, **kwargs)
 
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000.0

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from core.config import AnswerKind
+
 EvidenceKind = Literal["triple", "chunk"]
-AnswerKind = Literal["extractive", "llm"]
 
 ABSTAIN = "The documents do not say."
 

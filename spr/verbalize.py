@@ -3,21 +3,16 @@
 SPR-RAG puts structured facts into the generator's context as text; a sentence built from the
 ontology's ``rdfs:label`` of the property and the entities' ``skos:prefLabel`` reads naturally and
 can be matched against the question like any other sentence. :func:`verbalize` is pure; the
-ontology's property labels are read by :func:`ontology_labels`.
+labels come from the store (``KnowledgeBase.property_labels``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
-
-from pyoxigraph import NamedNode, RdfFormat, parse
 
 from spr.records import Fact
-from store.vocab import RDFS, XSD
-
-_RDFS_LABEL = RDFS + "label"
+from store.vocab import XSD
 
 
 def label_from_iri(iri: str) -> str:
@@ -48,20 +43,3 @@ def verbalize(fact: Fact) -> str:
     sentence = f"{subject} {predicate} {obj}".strip()
     sentence = sentence[:1].upper() + sentence[1:]
     return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
-
-
-def ontology_labels(ontology_dir: Path) -> dict[str, str]:
-    """``rdfs:label`` (English or untagged) of every term in the ``*.owl`` files of a folder.
-
-    Read with pyoxigraph's RDF/XML parser: a few milliseconds, and no import of the indexing side.
-    """
-    labels: dict[str, str] = {}
-    for path in sorted(Path(ontology_dir).glob("*.owl")):
-        with open(path, "rb") as handle:
-            for quad in parse(handle, RdfFormat.RDF_XML, base_iri=path.resolve().as_uri()):
-                if quad.predicate.value != _RDFS_LABEL or not isinstance(quad.subject, NamedNode):
-                    continue
-                lang = getattr(quad.object, "language", None)
-                if lang in (None, "", "en"):
-                    labels.setdefault(quad.subject.value, quad.object.value)
-    return labels

@@ -16,9 +16,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, parse
+from pyoxigraph import (
+    BlankNode,
+    DefaultGraph,
+    Literal,
+    NamedNode,
+    Quad,
+    RdfFormat,
+    Triple,
+    parse,
+)
 
-from policykb.errors import InputError
+from core.config import DEFAULT_BASE_IRI
+from core.errors import InputError
 from store.vocab import content_hash, slug
 
 Term = NamedNode | BlankNode | Literal | Triple
@@ -108,7 +118,7 @@ class RDFStore(ABC):
     """An RDF dataset that policykb can write to and query with SPARQL 1.1."""
 
     capabilities: Capabilities
-    base_iri: str = "https://w3id.org/policykb/id/"
+    base_iri: str = DEFAULT_BASE_IRI  # instance IRIs; implementations take [kb] base_iri
 
     # --- primitives -------------------------------------------------------------------------
     @abstractmethod

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from policykb.errors import StoreError
+from core.errors import StoreError
 from store.base import RDFStore
 from store.vectors import VectorIndex
 from store.vocab import OWL, PKB, RDF, RDFS, SKOS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from policykb.errors import QuerySyntaxError, StoreError
+from core.errors import QuerySyntaxError, StoreError
 
 # pyoxigraph and `oxigraph serve` report positions as "line:column" (e.g. "error at 1:8: ...").
 _POSITION = re.compile(r"(\d+):(\d+)")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple, parse
 
-from policykb.errors import InputError
+from core.errors import InputError
 from store.base import RDFStore
 from store.vocab import OWL, RDF
 
@@ -18,7 +18,7 @@ def ontology_files(directory: Path) -> list[Path]:
     return files
 
 
-def load_ontologies(store: RDFStore, directory: Path) -> list[tuple[str, int]]:
+def put_ontologies(store: RDFStore, directory: Path) -> list[tuple[str, int]]:
     """(Re)load every ``*.owl`` file; returns (file name, triples) per ontology.
 
     Loading replaces the ontology's graph, so running it again after an edit in Protégé is safe.

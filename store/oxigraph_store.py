@@ -8,7 +8,7 @@ from pathlib import Path
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad
 
-from policykb.errors import StoreError
+from core.errors import StoreError
 from store.base import (
     AskResult,
     Capabilities,

@@ -17,7 +17,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from policykb.errors import StoreError
+from core.errors import StoreError
+from store.layout import KBLayout
 from store.vectors import VectorIndex
 
 QUESTION_BANK = "questions"
@@ -27,8 +28,8 @@ REINDEX_HINT = "run `policykb reindex questions`"
 
 
 def question_bank_dir(kb_dir: Path) -> Path:
-    """``<kb>/indexes/questions`` (the same folder as ``kgpipeline.stages.index_dir(kb, "questions")``)."""
-    return Path(kb_dir) / "indexes" / QUESTION_BANK
+    """``<kb>/indexes/questions``: where the question bank stage writes and the retriever reads."""
+    return KBLayout(kb_dir).index(QUESTION_BANK)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,13 @@ import httpx
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad, QueryResultsFormat, RdfFormat
 
-from policykb.config import StoreConfig
-from policykb.errors import InputError, StoreConnectionError, StoreError, UnsupportedOperationError
+from core.config import StoreConfig
+from core.errors import (
+    InputError,
+    StoreConnectionError,
+    StoreError,
+    UnsupportedOperationError,
+)
 from store.base import (
     Capabilities,
     GraphResult,

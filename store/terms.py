@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, NamedNode
 
-from policykb.errors import InputError
+from core.errors import InputError
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from policykb.errors import InputError, StoreError
+from core.errors import InputError, StoreError
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"

@@ -15,7 +15,6 @@ from pyoxigraph import NamedNode
 
 PKB = "https://w3id.org/policykb/ontology#"
 ONTOLOGY_BASE = "https://w3id.org/policykb/ontology/"  # + core | general-policy | legal-regulation | standard
-DEFAULT_BASE = "https://w3id.org/policykb/id/"
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -41,9 +40,29 @@ PREFIXES: dict[str, str] = {
 }
 
 
-def sparql_prefixes() -> str:
-    """PREFIX lines for every namespace above, to prepend to queries."""
-    return "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
+_DECLARED = re.compile(r"PREFIX\s+([\w-]*)\s*:", re.IGNORECASE)
+_IRIS_AND_STRINGS = re.compile(r"<[^<>\s]*>|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
+def declare_prefixes(query: str) -> str:
+    """Declare the well-known :data:`PREFIXES` that a SPARQL query or update uses but does not
+    declare; explicit declarations win.
+
+    They go on the query's first line, so error positions keep their line numbers:
+
+    >>> declare_prefixes("SELECT * WHERE { ?s a pkb:Policy }")
+    'PREFIX pkb: <https://w3id.org/policykb/ontology#> SELECT * WHERE { ?s a pkb:Policy }'
+    >>> declare_prefixes('SELECT * WHERE { ?s ?p "skos:x" }')  # not inside strings or IRIs
+    'SELECT * WHERE { ?s ?p "skos:x" }'
+    """
+    declared = {m.lower() for m in _DECLARED.findall(query)}
+    code = _IRIS_AND_STRINGS.sub(" ", query)
+    missing = [
+        f"PREFIX {p}: <{iri}>"
+        for p, iri in PREFIXES.items()
+        if p not in declared and re.search(rf"(?<![\w.:-]){p}:", code)
+    ]
+    return (" ".join(missing) + " " + query) if missing else query
 
 
 def pkb(local: str) -> NamedNode:

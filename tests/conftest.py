@@ -1,6 +1,12 @@
-"""Shared fixtures. The autouse fixture isolates every test from the user's KB and env."""
+"""Shared fixtures. The autouse fixture isolates every test from the user's KB and env.
+
+Helpers shared by several test modules live in ``tests/support/``; test modules never import
+each other.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,3 +23,15 @@ def isolated_kb(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     return tmp_path / "kb"
+
+
+@pytest.fixture(scope="session")
+def ask_server(tmp_path_factory) -> Iterator[str]:
+    """`policykb serve` over a KB ingested from examples/corpus, one per session: the QA API tests
+    (test_server_ask.py) and the browser tests (test_web_browser.py) share it."""
+    from support.kbs import build_ingested_kb
+    from support.servers import policykb_server
+
+    kb = build_ingested_kb(tmp_path_factory.mktemp("ask") / "kb")
+    with policykb_server(kb, {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}) as base:
+        yield base

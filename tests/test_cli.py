@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policykb.cli import cli, with_prefixes
+from policykb.cli import cli
 
 EX = "http://example.org/"
 
@@ -85,14 +85,3 @@ def test_bad_config_is_one_line(tmp_path):
     bad.write_text("[store]\nbackend = 'mongo'\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["--config", str(bad), "stats"])
     assert result.exit_code == 2 and "invalid config value for store.backend" in result.output
-
-
-def test_with_prefixes_keeps_line_numbers_and_declared_prefixes():
-    query = "PREFIX pkb: <urn:x#>\nSELECT * WHERE { ?s skos:prefLabel ?o ; pkb:p ?v }"
-    out = with_prefixes(query)
-    assert out.count("\n") == query.count("\n")
-    assert "PREFIX skos:" in out and out.count("PREFIX pkb:") == 1
-    assert with_prefixes("SELECT * WHERE { ?s <http://x/rdf:y> ?o }") == "SELECT * WHERE { ?s <http://x/rdf:y> ?o }"
-    assert with_prefixes("SELECT * WHERE { ?s ?p 'owl: no' }") == "SELECT * WHERE { ?s ?p 'owl: no' }"
-    # a prefixed name after a property-path slash is still declared (regression)
-    assert "PREFIX dcterms:" in with_prefixes("SELECT ?t WHERE { ?g pkb:partOfDocument/dcterms:title ?t }")

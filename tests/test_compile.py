@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
-from policykb.errors import InputError
-from spr.compile import compile_query
-from spr.sexpr import Entity, Iri, Join, Relation, Value, parse
+from core.errors import InputError
+from spr.grounding.compile import compile_query
+from spr.grounding.sexpr import Entity, Iri, Join, Relation, Value
+from spr.grounding.sexpr_reader import parse
 from store.oxigraph_store import OxigraphStore
 from store.vocab import RDF, RDFS, XSD
 

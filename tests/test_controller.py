@@ -13,9 +13,9 @@ import pytest
 
 from kgpipeline.controller import IngestController
 from kgpipeline.extraction import ChunkExtraction, Mention
-from kgpipeline.validate import ShapeValidator
-from policykb.config import IngestConfig, resource_dir
-from policykb.errors import ModelUnavailableError
+from kgpipeline.shacl import ShapeValidator
+from core.config import IngestConfig, resource_dir
+from core.errors import ModelUnavailableError
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from spr.decode import NgramDrafter, greedy_draft_verify
+from spr.parsing.decode import NgramDrafter, greedy_draft_verify
 
 torch = pytest.importorskip("torch")
 

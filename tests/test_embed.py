@@ -7,17 +7,18 @@ import shutil
 import numpy as np
 import pytest
 
-from policykb.cache import EmbeddingCache
-from policykb.config import EmbedConfig
-from policykb.embed import (
+from core.cache import EmbeddingCache
+from core.config import EmbedConfig
+from core.embed import (
     Embedder,
     SentenceTransformerEmbedder,
     default_model_dir,
     make_embedder,
     normalize_rows,
 )
-from policykb.errors import ModelNotFoundError
-from policykb.usage import UsageTracker
+from core.errors import ModelNotFoundError
+from core.usage import UsageTracker
+from store.layout import KBLayout
 
 
 class CountingEmbedder(SentenceTransformerEmbedder):
@@ -47,7 +48,7 @@ def test_missing_directory_raises(tmp_path):
     with pytest.raises(ModelNotFoundError, match="nowhere"):
         SentenceTransformerEmbedder(tmp_path / "nowhere")
     with pytest.raises(ModelNotFoundError):
-        make_embedder(EmbedConfig(model=str(tmp_path / "nowhere")), kb_dir=None)
+        make_embedder(EmbedConfig(model=str(tmp_path / "nowhere")), cache_path=None)
 
 
 @pytest.mark.slow
@@ -95,11 +96,11 @@ def test_cache_returns_identical_vectors_without_recomputing(tmp_path, minilm):
 
 
 def test_make_embedder_cache_location(tmp_path):
-    emb = make_embedder(EmbedConfig(batch_size=8), kb_dir=tmp_path)
+    emb = make_embedder(EmbedConfig(batch_size=8), KBLayout(tmp_path).embed_cache)
     assert isinstance(emb, Embedder) and emb.batch_size == 8
     assert emb.cache is not None and emb.cache.path == tmp_path / "cache" / "embed.sqlite"
-    assert make_embedder(EmbedConfig(), kb_dir=tmp_path, cache=False).cache is None
-    assert make_embedder(EmbedConfig(cache=False), kb_dir=tmp_path).cache is None
+    assert make_embedder(EmbedConfig(), KBLayout(tmp_path).embed_cache, cache=False).cache is None
+    assert make_embedder(EmbedConfig(cache=False), KBLayout(tmp_path).embed_cache).cache is None
 
 
 @pytest.mark.slow

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from kgpipeline.preprocess import load_documents
-from policykb.errors import InputError
-from spr.eval.datasets import EvalDataset, EvalQuestion, Passage, default_data_dir, load_dataset, load_jsonl, sample, write_corpus
+from core.errors import InputError
+from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample, write_corpus
+from spr.eval.records import EvalDataset, EvalQuestion, Passage
 from spr.eval.pathquestion import parse_answers, parse_path, readable
 
 DATA = default_data_dir()

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from policykb.commands_eval import ingest_with_pipeline
-from policykb.config import Config
-from policykb.errors import InputError
-from spr.eval.datasets import EvalQuestion
-from spr.eval.harness import EvalRequest, evaluate
-from spr.eval.runner import EvalSettings, score
+from kgpipeline.pipeline import ingest_summary
+from core.config import Config
+from core.errors import InputError
+from spr.eval.records import EvalQuestion
+from spr.eval.harness import evaluate
+from spr.eval.records import EvalRequest
+from spr.eval.runner import score
+from spr.eval.records import EvalSettings
 from spr.records import Answer, ChunkRef, Evidence, Trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,13 +31,13 @@ def sample_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("eval")
     request = EvalRequest(
         dataset=str(SAMPLE), corpus=CORPUS, out_dir=base / "out", cache_dir=base / "cache",
-        settings=EvalSettings(systems=SYSTEMS, k=5, recall_ks=(1, 3, 5)),
+        settings=EvalSettings(systems=SYSTEMS, answer="extractive", k=5, recall_ks=(1, 3, 5)),
     )
     calls = []
 
     def ingest(config, paths):
         calls.append(paths)
-        return ingest_with_pipeline(config, paths)
+        return ingest_summary(config, paths)
 
     outcome = evaluate(Config(), request, ingest)
     return request, outcome, ingest, calls
@@ -79,15 +81,15 @@ def test_scores_are_in_range_and_gold_is_resolved(sample_run):
 def test_the_cached_kb_is_reused(sample_run, tmp_path):
     request, _, ingest, calls = sample_run
     again = evaluate(Config(), EvalRequest(**{**request.__dict__, "out_dir": tmp_path / "again", "plots": False,
-                                             "settings": EvalSettings(systems=("vector",), k=5)}), ingest)
+                                             "settings": EvalSettings(systems=("vector",), answer="extractive", k=5, recall_ks=(2, 5))}), ingest)
     assert len(calls) == 1 and again.kb_note.startswith("reused")
     assert (tmp_path / "again" / "report.md").is_file()
 
 
 def test_unknown_system_is_an_input_error(tmp_path):
-    request = EvalRequest(dataset=str(SAMPLE), corpus=CORPUS, out_dir=tmp_path, settings=EvalSettings(systems=("nope",)))
+    request = EvalRequest(dataset=str(SAMPLE), corpus=CORPUS, out_dir=tmp_path, settings=EvalSettings(systems=("nope",), answer="extractive", k=10, recall_ks=(2, 5, 10)))
     with pytest.raises(InputError, match="unknown system 'nope'"):
-        evaluate(Config(), request, ingest_with_pipeline)
+        evaluate(Config(), request, ingest_summary)
 
 
 def test_score_one_answer_by_hand():
@@ -99,7 +101,7 @@ def test_score_one_answer_by_hand():
     answer = Answer("What?", "They give EUR 800 million. [2]", "vector", "extractive",
                     evidence=(chunk("a"), chunk("b"), chunk("a")), trace=Trace())
     doc_of = {"https://x/doc/a": "a", "https://x/doc/b": "b"}
-    s = score(q, answer, doc_of, EvalSettings(k=10, recall_ks=(1, 2)))
+    s = score(q, answer, doc_of, EvalSettings(systems=("vector",), answer="extractive", k=10, recall_ks=(1, 2)))
     assert (s["recall@1"], s["recall@2"], s["mrr@10"], s["context_precision"]) == (0.0, 1.0, 0.5, 0.5)
     assert s["accuracy"] == 1.0 and s["em"] == 0.0 and s["abstain_answerable"] == 0.0
     # "they give eur 800 million" vs "eur 800 million": P = 3/5, R = 1, F1 = 0.75

@@ -10,11 +10,11 @@ import pytest
 from kgpipeline.classify import classify
 from kgpipeline.extract_lexicon import LexiconExtractor, sentences
 from kgpipeline.lexicon import build_lexicon, normalize_name, singular, trie_pattern, verb_forms
-from kgpipeline.ontology import load_ontologies
+from kgpipeline.ontology import read_ontologies
 from kgpipeline.preprocess import discover_files, load_documents
 from kgpipeline.records import SourceDocument
 from kgpipeline.segment import segment
-from policykb.errors import InputError
+from core.errors import InputError
 from store.vocab import PKB, XSD
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ EGD = ROOT.parent / "shared" / "data" / "policy_corpora" / "egd_regulations"
 
 @pytest.fixture(scope="module")
 def onto():
-    return load_ontologies(ROOT / "ontologies")
+    return read_ontologies(ROOT / "ontologies")
 
 
 @pytest.fixture(scope="module")

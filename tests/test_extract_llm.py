@@ -10,10 +10,10 @@ import pytest
 
 from kgpipeline.extract_lexicon import LexiconExtractor
 from kgpipeline.extract_llm import LLMExtractor, build_messages, build_schema, map_answer
-from kgpipeline.ontology import load_ontologies
+from kgpipeline.ontology import read_ontologies
 from kgpipeline.records import SourceDocument
 from kgpipeline.segment import segment
-from policykb.errors import ModelOutputError, ModelUnavailableError
+from core.errors import ModelOutputError, ModelUnavailableError
 from store.vocab import PKB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ TEXT = "The National Energy Bureau shall establish a Solar Monitoring Center by 
 
 @pytest.fixture(scope="module")
 def onto():
-    return load_ontologies(ROOT / "ontologies")
+    return read_ontologies(ROOT / "ontologies")
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +145,10 @@ def test_model_errors_propagate_and_non_objects_are_output_errors(onto, lexicons
 
 @pytest.mark.slow
 def test_real_smollm2_gives_valid_grounded_records(onto, lexicons):
-    from policykb.config import LLMConfig
-    from policykb.llm import make_llm
+    from core.config import LLMConfig
+    from core.llm import make_llm
 
-    llm = make_llm(LLMConfig(max_tokens=192), kb_dir=None, cache=False)
+    llm = make_llm(LLMConfig(max_tokens=192), cache_path=None, cache=False)
     extractor = LLMExtractor(onto, llm, max_items=3, definition_chars=0)  # short prompt: 2k context
     doc = _doc()
     chunk = segment(doc).chunks[0]

@@ -1,6 +1,6 @@
 """Answer generation from a fused context: extractive (lexical scoring here) and LLM post-processing.
 
-The LLM tests use a scripted model: a real subclass of ``policykb.llm.LLM`` whose ``_generate``
+The LLM tests use a scripted model: a real subclass of ``core.llm.LLM`` whose ``_generate``
 returns a fixed reply, so the model layer's accounting (one call, usage) runs for real while the
 citation handling is under test. The real embedded model runs in tests/test_qa.py.
 """
@@ -19,8 +19,8 @@ from spr.generate import (
 )
 from spr.records import ABSTAIN, ChunkRef, Evidence, Fact
 from spr.verbalize import verbalize
-from policykb.llm.base import LLM, Completion, Request
-from policykb.usage import Usage, UsageTracker
+from core.llm.base import LLM, Completion, Request
+from core.usage import Usage, UsageTracker
 
 B = "https://example.org/"
 ACT_TEXT = (
@@ -51,7 +51,7 @@ def test_content_words_and_lexical_scores():
 
 
 def test_extractive_answer_quotes_the_best_sentence_with_document_offsets():
-    draft = ExtractiveGenerator(LexicalScorer(0.3)).generate("How much is the fine for failing to register an installation?", CONTEXT)
+    draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2).generate("How much is the fine for failing to register an installation?", CONTEXT)
     assert not draft.abstained
     first = draft.citations[0]
     assert "EUR 50,000" in first.quote and first.chunk == ACT.iri and first.title == "Renewable Energy Act"
@@ -62,16 +62,16 @@ def test_extractive_answer_quotes_the_best_sentence_with_document_offsets():
 
 
 def test_extractive_answer_puts_relevant_facts_first_and_cites_their_chunk():
-    draft = ExtractiveGenerator(LexicalScorer(0.3)).generate("Who issues the National Solar Plan?", CONTEXT)
+    draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2).generate("Who issues the National Solar Plan?", CONTEXT)
     assert draft.text.startswith("National Energy Bureau issues National Solar Plan. [1]")
     plan = next(c for c in draft.citations if c.id == 1)
     assert plan.chunk == PLAN.iri and plan.quote == PLAN_TEXT  # the fact's supporting sentence
 
 
 def test_extractive_answer_abstains_when_nothing_is_relevant():
-    draft = ExtractiveGenerator(LexicalScorer(0.3)).generate("What is the capital of France?", CONTEXT)
+    draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2).generate("What is the capital of France?", CONTEXT)
     assert draft.text == ABSTAIN and draft.abstained and draft.citations == ()
-    empty = ExtractiveGenerator(LexicalScorer(0.3)).generate("How much is the fine?", fuse([], 500))
+    empty = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2).generate("How much is the fine?", fuse([], 500))
     assert empty.text == ABSTAIN
 
 
@@ -91,7 +91,7 @@ class ScriptedLLM(LLM):
 def run_llm(reply: str, context=CONTEXT):
     tracker = UsageTracker()
     llm = ScriptedLLM(reply, tracker)
-    return LLMGenerator(llm, max_tokens=64).generate("How much is the fine?", context), tracker, llm
+    return LLMGenerator(llm, max_tokens=64, require_citations=True).generate("How much is the fine?", context), tracker, llm
 
 
 def test_cited_ids_understands_the_usual_forms():

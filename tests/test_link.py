@@ -8,13 +8,13 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kgpipeline.entity_index import EntityIndexStage, collect_labels
-from policykb.config import EmbedConfig, resource_dir
-from policykb.embed import make_embedder
-from spr.link import EntityLinker, combine, rank_candidates, surface_weights
-from spr.relations import ClassMatcher, RelationMatcher, rank_relations, read_terms
+from core.config import EmbedConfig, resource_dir
+from core.embed import make_embedder
+from spr.grounding.link import EntityLinker, combine, rank_candidates, surface_weights
+from spr.grounding.relations import ClassMatcher, RelationMatcher, rank_relations, read_terms
 from store.disambiguation import LinkWeight, write_weights
 from store.entity_labels import EntityLabels
-from store.ontologies import load_ontologies
+from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB, RDF, SKOS
 
@@ -39,13 +39,13 @@ def _rel(s: str, p: str, o: str, graph: NamedNode) -> Quad:
 
 @pytest.fixture(scope="module")
 def embedder():
-    return make_embedder(EmbedConfig(), None)
+    return make_embedder(EmbedConfig(), cache_path=None)
 
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, embedder):
     store = OxigraphStore()
-    load_ontologies(store, resource_dir(Path("ontologies")))
+    put_ontologies(store, resource_dir(Path("ontologies")))
     g1, g2 = NamedNode(BASE + "chunk/1"), NamedNode(BASE + "chunk/2")
     store.extend(
         _entity(NATIONAL, "Agency", "Energy Bureau (National)", ["National Energy Bureau", "Energy Bureau"], g1)

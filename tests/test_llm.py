@@ -18,10 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from support.servers import stop
 
-from policykb.cache import ResponseCache
-from policykb.config import LLMConfig
-from policykb.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
-from policykb.llm import (
+from core.cache import ResponseCache
+from core.config import LLMConfig
+from core.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
+from core.llm import (
     LlamaCppLLM,
     OpenAICompatLLM,
     bound_schema,
@@ -29,7 +29,8 @@ from policykb.llm import (
     make_llm,
     parse_json,
 )
-from policykb.usage import Usage, UsageTracker
+from core.usage import Usage, UsageTracker
+from store.layout import KBLayout
 
 TRIPLE = {
     "type": "object",
@@ -113,7 +114,7 @@ def test_response_cache_is_shared_by_concurrent_processes(tmp_path):
     # Two writer processes at once on one file: WAL plus a busy timeout, so no write is lost.
     path = tmp_path / "llm.sqlite"
     code = (
-        "import sys; from policykb.cache import ResponseCache; c = ResponseCache(sys.argv[1])\n"
+        "import sys; from core.cache import ResponseCache; c = ResponseCache(sys.argv[1])\n"
         "for i in range(150): c.put(f'{sys.argv[2]}-{i}', {'text': str(i)})"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), name]) for name in ("a", "b")]
@@ -135,7 +136,7 @@ def test_missing_gguf_names_the_path(tmp_path):
     with pytest.raises(ModelNotFoundError, match=str(missing)):
         LlamaCppLLM(missing)
     with pytest.raises(ModelNotFoundError):
-        make_llm(LLMConfig(model_path=str(missing)), kb_dir=None)
+        make_llm(LLMConfig(model_path=str(missing)), cache_path=None)
 
 
 @pytest.mark.slow
@@ -201,13 +202,13 @@ def test_cache_answers_repeat_calls_without_the_model(tmp_path):
 @pytest.mark.slow
 def test_cache_false_bypasses(tmp_path):
     kb = tmp_path / "kb"
-    llm = make_llm(LLMConfig(max_tokens=8), kb_dir=kb, cache=False)
+    llm = make_llm(LLMConfig(max_tokens=8), KBLayout(kb).llm_cache, cache=False)
     assert llm.cache is None
     counting = CountingLlamaCpp(max_tokens=8, cache=False)
     counting.complete("Say hi.")
     counting.complete("Say hi.")
     assert counting.model_calls == 2
-    cached = make_llm(LLMConfig(max_tokens=8), kb_dir=kb)
+    cached = make_llm(LLMConfig(max_tokens=8), KBLayout(kb).llm_cache)
     assert cached.cache is not None and cached.cache.path == kb / "cache" / "llm.sqlite"
 
 
@@ -280,7 +281,7 @@ def test_endpoint_down_raises_unavailable_after_retries():
 
 def test_empty_base_url_is_a_config_error():
     with pytest.raises(ConfigError, match="base_url"):
-        make_llm(LLMConfig(provider="openai"), kb_dir=None)
+        make_llm(LLMConfig(provider="openai"), cache_path=None)
 
 
 class _ScriptedEndpoint(BaseHTTPRequestHandler):
@@ -374,7 +375,7 @@ def test_make_llm_openai_uses_config(tmp_path, scripted):
     endpoint.script = [(200, "ok"), (200, "should not be asked")]
     config = LLMConfig(provider="openai", base_url=url, model="m", schema_mode="prompt", retries=0)
     tracker = UsageTracker()
-    llm = make_llm(config, kb_dir=tmp_path, tracker=tracker)
+    llm = make_llm(config, KBLayout(tmp_path).llm_cache, tracker=tracker)
     assert isinstance(llm, OpenAICompatLLM) and llm.tracker is tracker
     assert llm.complete("x").text == "ok" and llm.complete("x").cached
     assert len(endpoint.bodies) == 1 and (tmp_path / "cache" / "llm.sqlite").is_file()

@@ -14,8 +14,8 @@ import pytest
 import rdflib
 from rdflib.namespace import OWL, RDF
 
-from kgpipeline.ontology import CATEGORY_ONTOLOGY, load_ontologies
-from policykb.errors import InputError
+from kgpipeline.ontology import CATEGORY_ONTOLOGY, read_ontologies
+from core.errors import InputError
 from store.vocab import DCTERMS, ELI, ONTOLOGY_BASE, PKB, PROV, XSD
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ EGD_TYPES = ("Solution", "Date", "GeographicalArea", "Policy", "Actor", "Sector"
 
 @pytest.fixture(scope="module")
 def onto():
-    return load_ontologies(ONTOLOGY_DIR)
+    return read_ontologies(ONTOLOGY_DIR)
 
 
 # --- owlready2 and HermiT -------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_lint_reports_missing_documentation(tmp_path):
     start = text.index('<rdfs:comment xml:lang="en">A structural division')
     end = text.index("</rdfs:comment>", start) + len("</rdfs:comment>")
     (tmp_path / "core.owl").write_text(text[:start] + text[end:])
-    assert load_ontologies(tmp_path).lint() == ["core: pkb:Section has no rdfs:comment"]
+    assert read_ontologies(tmp_path).lint() == ["core: pkb:Section has no rdfs:comment"]
 
 
 # --- content ----------------------------------------------------------------------------------------
@@ -290,18 +290,18 @@ def test_extraction_view_per_category(onto):
 def test_reader_rejects_a_file_not_named_after_its_iri(tmp_path):
     shutil.copy(ONTOLOGY_DIR / "core.owl", tmp_path / "policykb-core.owl")
     with pytest.raises(InputError, match="must be named core.owl"):
-        load_ontologies(tmp_path)
+        read_ontologies(tmp_path)
 
 
 def test_reader_rejects_an_unresolvable_import(tmp_path):
     shutil.copy(ONTOLOGY_DIR / "standard.owl", tmp_path / "standard.owl")
     with pytest.raises(InputError, match="imports"):
-        load_ontologies(tmp_path)
+        read_ontologies(tmp_path)
 
 
 def test_reader_rejects_empty_dir_and_bad_xml(tmp_path):
     with pytest.raises(InputError, match="no .owl files"):
-        load_ontologies(tmp_path)
+        read_ontologies(tmp_path)
     (tmp_path / "core.owl").write_text("<rdf:RDF")
     with pytest.raises(InputError, match="cannot parse"):
-        load_ontologies(tmp_path)
+        read_ontologies(tmp_path)

@@ -10,13 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 from policykb.cli import cli
-from policykb.config import SPRConfig, resource_dir
-from spr.fallback import FallbackParser, stem
-from spr.parser import LoRAParser, load_parser, parse_outputs, prompt
-from spr.relations import read_terms
-from spr.sexpr import parse, to_text
-from spr.synth import Example, split_dev, synthesize, verb_forms
-from store.ontologies import load_ontologies
+from core.config import SPRConfig, resource_dir
+from spr.parsing.rules import RuleParser, stem
+from spr.parsing.lora import LoRAParser, parse_outputs, prompt
+from spr.parsing.factory import load_parser
+from spr.grounding.relations import read_terms
+from spr.grounding.sexpr import to_text
+from spr.grounding.sexpr_reader import parse
+from spr.parsing.synth import Example, split_dev, synthesize, verb_forms
+from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
@@ -25,7 +27,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 @pytest.fixture(scope="module")
 def properties():
     store = OxigraphStore()
-    load_ontologies(store, resource_dir(Path("ontologies")))
+    put_ontologies(store, resource_dir(Path("ontologies")))
     return read_terms(store, "property")
 
 
@@ -44,27 +46,27 @@ def properties():
     ],
 )  # fmt: skip
 def test_fallback_question_forms(properties, question, expected):
-    top = FallbackParser(properties).parse(question)[0]
+    top = RuleParser(properties).parse(question)[0]
     assert top.text == expected and to_text(parse(top.text)) == expected
 
 
 def test_fallback_when_question_offers_a_date_reading_first(properties):
-    out = FallbackParser(properties).parse("When must the Solar Monitoring Center be established?")
+    out = RuleParser(properties).parse("When must the Solar Monitoring Center be established?")
     assert out[0].text == "(JOIN (R [ date ]) [ Solar Monitoring Center ])" and out[0].score > out[1].score
 
 
 def test_fallback_chains_relations_nearest_the_entity_first():
-    from spr.relations import Term
+    from spr.grounding.relations import Term
 
     lexicon = {f"https://x.org/{r}": Term(f"https://x.org/{r}", r) for r in ("children", "gender")}
-    parser = FallbackParser(lexicon)
+    parser = RuleParser(lexicon)
     expected = "(JOIN (R [ gender ]) (JOIN (R [ children ]) [ abaqa_khan ]))"
     assert parser.parse("what is the gender of children of abaqa_khan ?")[0].text == expected
     assert parser.parse("abaqa_khan 's children 's gender ?")[0].text == expected
 
 
 def test_fallback_gives_up_without_a_relation_phrase(properties):
-    assert FallbackParser(properties).parse("Tell me a joke") == []
+    assert RuleParser(properties).parse("Tell me a joke") == []
 
 
 def test_stem_and_verb_forms():
@@ -82,8 +84,8 @@ def test_parse_outputs_keeps_valid_beams_in_score_order():
 
 
 def test_synthesis_forms_and_split_by_logical_form():
-    from spr.relations import Term
-    from spr.synth import _Fact
+    from spr.grounding.relations import Term
+    from spr.parsing.synth import _Fact
 
     x = "https://x.org/"
     props = {x + "issues": Term(x + "issues", "issues", ("publish", "adopt")), x + "hasDeadline": Term(x + "hasDeadline", "has deadline", ("deadline",))}
@@ -102,7 +104,7 @@ def test_synthesis_forms_and_split_by_logical_form():
 
 
 def test_load_parser_without_adapter_is_the_fallback(tmp_path, properties):
-    assert isinstance(load_parser("auto", tmp_path, properties), FallbackParser)
+    assert isinstance(load_parser("auto", tmp_path, properties), RuleParser)
     with pytest.raises(Exception, match="no parser adapter"):
         load_parser("lora", tmp_path, properties)
 
@@ -110,7 +112,7 @@ def test_load_parser_without_adapter_is_the_fallback(tmp_path, properties):
 @pytest.mark.slow
 def test_lora_training_smoke(tmp_path):
     """A few steps on a handful of examples: the adapter is saved, reloads, and beams come back."""
-    from spr.train import train_parser
+    from spr.parsing.train import train_parser
 
     examples = [
         Example("Who issued the National Solar Plan?", "(JOIN [ issues ] [ National Solar Plan ])", "reversed"),
@@ -194,7 +196,7 @@ def test_cli_train_parser_then_parse_with_lora(cli_kb, tmp_path):
 def test_parser_base_is_unpacked_once_and_reloads_identically(tmp_path, monkeypatch):
     import torch
 
-    from spr.parser_base import load_base
+    from spr.parsing.base_model import load_base
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first_model, first_tok = load_base()  # from the GGUF, then written unpacked

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from kgpipeline.surface_counts import read_corpus, read_labels, read_relation_pairs
 from spr.eval.pathquestion_kbqa import answer_scores, gold_sexpr, kb_quads, load_questions, split_by_path
-from spr.sexpr import parse, to_text
+from spr.grounding.sexpr import to_text
+from spr.grounding.sexpr_reader import parse
 from store.oxigraph_store import OxigraphStore
 
 KB = "abaqa_khan\tchildren\targhun\narghun\tchildren\tmahmud_ghazan\nmahmud_ghazan\tgender\tmale\n"

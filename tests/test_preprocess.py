@@ -18,7 +18,7 @@ from kgpipeline.preprocess import (
     strip_inline_headers,
     strip_page_furniture,
 )
-from policykb.errors import InputError
+from core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "examples" / "corpus"

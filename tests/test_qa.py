@@ -1,7 +1,8 @@
 """The answering API and `policykb ask` on a real KB: the example corpus through the real ingest
 pipeline (lexicon extraction, chunk/entity/question indexes, weights), real MiniLM, real store.
 
-The KB is built once per session (``corpus_kb``) and reused by tests/test_readme_example.py.
+The KB is built once per session (``support.kbs.corpus_kb``) and reused by
+tests/test_readme_example.py.
 """
 
 from __future__ import annotations
@@ -12,39 +13,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policykb.errors import InputError, ModelUnavailableError
+from core.errors import InputError, ModelUnavailableError
 from spr.records import ABSTAIN
+from support.kbs import corpus_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "examples" / "corpus"
 
 pytestmark = pytest.mark.slow  # loads MiniLM and builds a KB
-
-
-def corpus_kb(tmp_path_factory) -> Path:
-    """``<session tmp>/qa/kb``: ontologies + examples/corpus ingested, every derived index built."""
-    kb = tmp_path_factory.getbasetemp() / "qa" / "kb"
-    if (kb / "store").is_dir():
-        return kb
-    from kgpipeline.pipeline import build_controller
-    from policykb.config import load_config, resource_dir
-    from store.ontologies import load_ontologies
-    from store.open import open_store
-
-    kb.mkdir(parents=True)
-    config = load_config(kb_dir=kb)
-    store = open_store(config)
-    try:
-        load_ontologies(store, resource_dir(config.ontology.dir))
-        controller = build_controller(config, store)
-        try:
-            summary = controller.ingest([CORPUS])
-        finally:
-            controller.close()
-        assert not summary.skipped, summary.skipped
-    finally:
-        store.close()
-    return kb
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +116,7 @@ def test_hostile_questions_get_a_safe_answer_and_change_nothing(kb, question):
 
 
 def test_bad_options_are_input_errors(kb):
-    with pytest.raises(InputError, match="unknown mode"):
+    with pytest.raises(InputError, match="unknown retrieval mode"):
         kb.ask("Who issues the plan?", mode="telepathy")
     with pytest.raises(InputError, match="answer kind"):
         kb.ask("Who issues the plan?", answer="poem")
@@ -203,7 +179,7 @@ def test_model_down_is_a_model_unavailable_error(kb_dir, monkeypatch):
 
 def test_llm_answer_makes_one_call_and_cites_or_abstains(kb_dir):
     """The embedded SmolLM2 end to end (the one test that runs the real generator)."""
-    from policykb.config import load_config
+    from core.config import load_config
     from spr.qa import KnowledgeBase
 
     config = load_config(kb_dir=kb_dir)

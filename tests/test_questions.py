@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgpipeline.ontology import load_ontologies
+from kgpipeline.ontology import read_ontologies
 from kgpipeline.question_templates import (
     EntityView,
     FactView,
@@ -22,23 +22,23 @@ from kgpipeline.question_templates import (
     sentence_questions,
 )
 from kgpipeline.questions import ChunkContent, QuestionsStage, build_question_bank, llm_questions, representatives
-from kgpipeline.stages import index_dir
-from policykb.config import QuestionsConfig, load_config, resource_dir
-from policykb.embed import Embedder
-from policykb.errors import ModelOutputError, StoreError
-from policykb.llm.base import LLM, Completion
-from policykb.usage import Usage
-from spr.question_bank import QuestionBankRetriever
+from core.config import QuestionsConfig, load_config, resource_dir
+from core.embed import Embedder
+from core.errors import ModelOutputError, StoreError
+from core.llm.base import LLM, Completion
+from core.usage import Usage
+from spr.retrieval.question_bank import QuestionBankRetriever
 from store.oxigraph_store import OxigraphStore
 from store.question_index import load_question_bank, question_bank_dir
 from store.vocab import PKB
+from store.layout import KBLayout
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 
 
 @pytest.fixture(scope="module")
 def book() -> Phrasebook:
-    return Phrasebook.from_ontology(load_ontologies(resource_dir(Path("ontologies"))))
+    return Phrasebook.from_ontology(read_ontologies(resource_dir(Path("ontologies"))))
 
 
 class HashingEmbedder(Embedder):
@@ -183,7 +183,7 @@ def test_missing_or_foreign_bank_says_to_reindex(tmp_path):
 
 
 def test_bank_folder_is_the_stage_index_folder(tmp_path):
-    assert question_bank_dir(tmp_path) == index_dir(tmp_path, "questions")
+    assert question_bank_dir(tmp_path) == KBLayout(tmp_path).index("questions")
 
 
 def _write_chunks(tmp_path: Path) -> Path:
@@ -209,7 +209,7 @@ def _write_chunks(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_question_bank_on_the_sample_corpus(tmp_path):
     from kgpipeline.pipeline import STAGES, build_controller
-    from policykb.embed import make_embedder
+    from core.embed import make_embedder
 
     config = load_config(kb_dir=tmp_path / "kb")
     store = OxigraphStore()
@@ -225,7 +225,7 @@ def test_question_bank_on_the_sample_corpus(tmp_path):
     bank = load_question_bank(folder)
     assert len(bank.questions) == len(bank.index) > 50 and bank.index.exact
 
-    retriever = QuestionBankRetriever(config.kb_dir, make_embedder(config.embed, config.kb_dir), store)
+    retriever = QuestionBankRetriever(config.kb_dir, make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache), store)
     hits = retriever.retrieve("Who sets up the monitoring centre?")
     assert 1 <= len(hits) <= 3 and len({h.chunk for h in hits}) == len(hits)
     assert any(re.search(r"establish\w* an? [\w ]*Monitoring Center", h.text) for h in hits), [h.text for h in hits]

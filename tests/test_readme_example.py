@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_qa import corpus_kb
+from support.kbs import corpus_kb
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

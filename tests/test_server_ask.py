@@ -1,48 +1,16 @@
 """The QA API of `policykb serve` (POST /ask) on a KB ingested from examples/corpus/.
 
-The server and its KB are session-scoped: the browser test (test_web_browser.py) asks the same
-server, so the corpus is ingested and the models are loaded once per test run.
+The server and its KB are session-scoped (the ``ask_server`` fixture in conftest.py): the browser
+test (test_web_browser.py) asks the same server, so the corpus is ingested and the models are
+loaded once per test run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
 import pytest
 
-from test_server_sparql import ROOT, policykb_server
-
-QUESTION = "Who supports rooftop photovoltaic projects?"
-
-
-def build_ingested_kb(kb: Path) -> Path:
-    """Ontologies + the example corpus through the real ingest pipeline (extraction, indexes)."""
-    from kgpipeline.pipeline import ingest_paths
-    from policykb.config import load_config
-
-    config = load_config(kb_dir=kb)
-    ingest_paths(config, [ROOT / "examples" / "corpus"])
-    return kb
-
-
-_running: dict[str, str] = {}  # the session's server, shared with modules that import the fixture
-
-
-@pytest.fixture(scope="session")
-def ask_server(tmp_path_factory) -> Iterator[str]:
-    # Importing this fixture elsewhere registers it again; all registrations share one server.
-    if "url" in _running:
-        yield _running["url"]
-        return
-    kb = build_ingested_kb(tmp_path_factory.mktemp("ask") / "kb")
-    with policykb_server(kb, {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}) as base:
-        _running["url"] = base
-        try:
-            yield base
-        finally:
-            _running.clear()
+from support.kbs import QUESTION
 
 
 def sparql_ask(server: str, query: str) -> bool:

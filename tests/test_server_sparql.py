@@ -6,68 +6,30 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import pyoxigraph as ox
 import pytest
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 
-from support.servers import free_port, wait_http, stop
+from support.kbs import ROOT, build_sample_kb
+from support.servers import HeldEndpoint, held_sparql_endpoint, policykb_server, wait_until
 
-ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "s3cret-test-token"
 TOKEN_ENV = "POLICYKB_TEST_UPDATE_TOKEN"
 CHUNK = "https://w3id.org/policykb/id/chunk/"
 TITLES = "SELECT ?d ?t WHERE { ?d dcterms:title ?t } ORDER BY ?t"
-# ~3 s of evaluation on the sample data: an aggregate over a cross product (pyoxigraph cannot
-# interrupt it, so it outlives its 504).
-SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . VALUES ?x { 1 2 } }"
 
 
-@contextmanager
-def policykb_server(kb: Path, env: dict[str, str] | None = None, timeout: float = 60.0) -> Iterator[str]:
-    """`policykb --kb KB serve` on a free loopback port; yields its base URL."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-c",
-        "from policykb.cli import main; main()",
-        "--kb",
-        str(kb),
-        "serve",
-        "--port",
-        str(port),
-    ]
-    log = open(kb / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=ROOT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(base + "/health", proc, timeout)
-        yield base
-    finally:
-        stop(proc, 15)
-        log.close()
-
-
-def build_sample_kb(kb: Path, server_toml: str = "") -> Path:
-    """A KB directory holding examples/sample-kb.trig and a [server] section."""
-    from store.oxigraph_store import OxigraphStore
-
-    kb.mkdir(parents=True, exist_ok=True)
-    (kb / "policykb.toml").write_text(f"[server]\n{server_toml}\n", encoding="utf-8")
-    store = OxigraphStore(kb / "store")
-    store.load(ROOT / "examples" / "sample-kb.trig")
-    store.close()
-    return kb
+def held_query(endpoint: HeldEndpoint) -> str:
+    """A query that evaluates until the test releases ``endpoint``: pyoxigraph waits for the SERVICE
+    answer inside the evaluation, so the query outlives its 504 (as a long sort or aggregate does)."""
+    return f"SELECT ?x WHERE {{ SERVICE <{endpoint.url}> {{ ?x ?p ?o }} }}"
 
 
 @pytest.fixture(scope="module")
@@ -378,8 +340,8 @@ def test_graph_store_protocol(server, tmp_path):
 def test_read_only_by_default(tmp_path):
     from fastapi.testclient import TestClient
 
-    from policykb.config import load_config
-    from policykb.server import create_app
+    from core.config import load_config
+    from policykb.server.app import create_app
     from store.oxigraph_store import OxigraphStore
 
     store = OxigraphStore()
@@ -437,33 +399,44 @@ def test_slow_query_times_out_without_blocking_others(tight_server):
     server = tight_server
     results: dict[str, httpx.Response] = {}
 
-    def slow(name: str) -> None:
-        results[name] = httpx.get(f"{server}/sparql", params={"query": SLOW}, timeout=120)
+    def health() -> dict:
+        return httpx.get(f"{server}/health").json()
 
-    first = threading.Thread(target=slow, args=("first",))
-    started = time.monotonic()
-    first.start()
-    time.sleep(0.2)
-    fast = httpx.get(f"{server}/sparql", params={"query": TITLES})  # the second worker serves it
-    assert fast.status_code == 200 and time.monotonic() - started < 1.0
-    first.join()
-    assert results["first"].status_code == 504 and results["first"].json()["error"] == "timeout"
-    assert 0.9 < time.monotonic() - started < 5
-    health = httpx.get(f"{server}/health").json()
-    assert health["queries_abandoned"] == 1 and health["queries_running"] == 1  # still evaluating
+    with held_sparql_endpoint() as held:  # each slow query runs until held.release()
+        slow_query = held_query(held)
 
-    # The abandoned query keeps its worker: one more slow query fills the pool, and the next
-    # client gets 503 at once instead of waiting.
-    second = threading.Thread(target=slow, args=("second",))
-    second.start()
-    time.sleep(0.2)
-    busy = httpx.get(f"{server}/sparql", params={"query": TITLES})
-    assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and busy.json()["error"] == "busy"
-    second.join()
-    deadline = time.monotonic() + 60
-    while httpx.get(f"{server}/health").json()["queries_running"] and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert httpx.get(f"{server}/health").json()["queries_abandoned"] == 0
+        def slow(name: str) -> None:
+            results[name] = httpx.get(f"{server}/sparql", params={"query": slow_query}, timeout=120)
+
+        first = threading.Thread(target=slow, args=("first",))
+        started = time.monotonic()
+        first.start()
+        held.wait_arrived(1)  # the first query is evaluating on one worker
+        fast = httpx.get(f"{server}/sparql", params={"query": TITLES})  # the second worker serves it
+        assert fast.status_code == 200 and held.held == 1  # while the first still holds its worker
+        first.join(timeout=120)
+        assert results["first"].status_code == 504 and results["first"].json()["error"] == "timeout"
+        # The deadline answered, not the end of the query (that is still held).
+        assert 0.9 < time.monotonic() - started < 30 and held.held == 1
+        report = health()
+        assert report["queries_abandoned"] == 1 and report["queries_running"] == 1  # still evaluating
+
+        # The abandoned query keeps its worker: one more slow query fills the pool, and the next
+        # client gets 503 at once instead of waiting.
+        second = threading.Thread(target=slow, args=("second",))
+        second.start()
+        held.wait_arrived(2)  # the second query is evaluating on the other worker
+        busy = httpx.get(f"{server}/sparql", params={"query": TITLES})
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and busy.json()["error"] == "busy"
+        second.join(timeout=120)
+        assert results["second"].status_code == 504 and held.held == 2
+        report = health()
+        assert report["queries_abandoned"] == 2 and report["queries_running"] == 2
+
+        # Once their evaluation ends, abandoned queries give their workers back.
+        held.release()
+        wait_until(lambda: health()["queries_running"] == 0, "the released queries free their workers")
+    assert health()["queries_abandoned"] == 0
     assert httpx.get(f"{server}/sparql", params={"query": TITLES}).status_code == 200
 
 
@@ -505,8 +478,8 @@ def test_remote_store_backend(tmp_path):
     """Over a remote SPARQL store (here `oxigraph serve`) the endpoint works through the RDFStore API."""
     from fastapi.testclient import TestClient
 
-    from policykb.config import load_config
-    from policykb.server import create_app
+    from core.config import load_config
+    from policykb.server.app import create_app
     from store.remote import SparqlEndpointStore
     from support.servers import oxigraph_server
 

@@ -4,27 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from policykb.errors import InputError
-from spr.sexpr import (
-    TC,
-    And,
-    Arg,
-    Class,
-    Compare,
-    Count,
-    Entity,
-    Iri,
-    Join,
-    Label,
-    Relation,
-    SExprError,
-    Value,
-    hops,
-    is_grounded,
-    labels,
-    parse,
-    to_text,
-)
+from core.errors import InputError
+from spr.grounding.sexpr import TC, And, Arg, Class, Compare, Count, Entity, Iri, Join, Label, Relation, SExprError, Value, hops, is_grounded, labels, to_text
+from spr.grounding.sexpr_reader import parse
 
 CANONICAL = [
     "(JOIN [ issues ] [ National Solar Plan ])",

@@ -14,10 +14,10 @@ import rdflib
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.namespace import RDF, SH
 
-from kgpipeline.ontology import load_ontologies
+from kgpipeline.ontology import read_ontologies
 from kgpipeline.shapes import GENERATED_DIR, SHAPES_NS, generate_shapes, write_shapes
-from kgpipeline.validate import ShapeValidator, ValidationReport, Violation, load_shapes_graph
-from policykb.errors import InputError
+from kgpipeline.shacl import ShapeValidator, ValidationReport, Violation, load_shapes_graph
+from core.errors import InputError
 from store.vocab import PKB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def test_generation_is_deterministic_and_every_shape_has_an_iri():
 
 
 def test_every_property_gets_a_domain_and_a_range_shape():
-    onto = load_ontologies(ONTOLOGY_DIR)
+    onto = read_ontologies(ONTOLOGY_DIR)
     shapes = rdflib.Graph()
     for text in generate_shapes(ONTOLOGY_DIR).values():
         shapes.parse(data=text, format="turtle")
@@ -182,7 +182,7 @@ def test_rdfs_inference_over_the_ontology_would_hide_a_domain_violation():
     # domain axiom itself makes the reversed subject an Actor, and the domain shape passes.
     data = graph(":notice a pkb:Policy ; skos:prefLabel \"Notice\"@en ; pkb:issues :doc . :doc a pkb:Notice .")
     _conforms, report, _text = pyshacl.validate(
-        data, shacl_graph=load_shapes_graph(SHAPES_DIR), ont_graph=load_ontologies(ONTOLOGY_DIR).graph, inference="rdfs"
+        data, shacl_graph=load_shapes_graph(SHAPES_DIR), ont_graph=read_ontologies(ONTOLOGY_DIR).graph, inference="rdfs"
     )
     domain_shape = rdflib.URIRef(SHAPES_NS + "issues-domain")
     assert domain_shape not in set(report.objects(None, SH.sourceShape))
@@ -286,7 +286,7 @@ def test_sample_kb_content():
     for s, p, o, _g in quads:
         flat.add((s, p, o))
     pkb = rdflib.Namespace(PKB)
-    onto = load_ontologies(ONTOLOGY_DIR)
+    onto = read_ontologies(ONTOLOGY_DIR)
     # At least two documents per category.
     for category in ("GeneralPolicy", "LegalRegulation", "StandardDocument"):
         members = {PKB + category, *onto.descendants(PKB + category)}

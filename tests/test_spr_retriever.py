@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 from kgpipeline.pipeline import STAGES, build_controller, derived_stages
-from policykb.config import Config, KBConfig, resource_dir
-from policykb.embed import make_embedder
-from spr.fallback import FallbackParser
-from spr.retriever import SemanticParsingRetriever
-from store.ontologies import load_ontologies
+from core.config import Config, KBConfig, resource_dir
+from core.embed import make_embedder
+from spr.parsing.rules import RuleParser
+from spr.retrieval.semantic_parsing import SemanticParsingRetriever
+from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB
+from store.layout import KBLayout
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 
@@ -23,7 +24,7 @@ def retriever(tmp_path_factory):
     kb_dir = tmp_path_factory.mktemp("kb")
     config = Config(kb=KBConfig(dir=kb_dir))
     store = OxigraphStore()
-    load_ontologies(store, resource_dir(Path("ontologies")))
+    put_ontologies(store, resource_dir(Path("ontologies")))
     controller = build_controller(config, store)
     # Only the stages linking reads (the weights when registered, then the entity index).
     controller.stages = [s for name in ("weights", "entities") if name in STAGES for s in derived_stages(config, only=name)]
@@ -32,7 +33,7 @@ def retriever(tmp_path_factory):
     finally:
         controller.close()
     assert summary.documents >= 10 and not summary.skipped
-    return SemanticParsingRetriever(store, make_embedder(config.embed, kb_dir), kb_dir, config.spr)
+    return SemanticParsingRetriever(store, make_embedder(config.embed, KBLayout(kb_dir).embed_cache), kb_dir, config.spr)
 
 
 def _chunk_text(store, graph: str) -> str:
@@ -41,7 +42,7 @@ def _chunk_text(store, graph: str) -> str:
 
 
 def test_without_adapter_the_fallback_parser_is_used(retriever):
-    assert isinstance(retriever.parser, FallbackParser)
+    assert isinstance(retriever.parser, RuleParser)
 
 
 def test_who_issued_the_national_solar_plan(retriever):

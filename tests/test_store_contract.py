@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
-from policykb.errors import InputError, QuerySyntaxError, StoreConnectionError, UnsupportedOperationError
+from core.errors import InputError, QuerySyntaxError, StoreConnectionError, UnsupportedOperationError
 from store.base import AskResult, GraphResult, SelectResult
 from store.oxigraph_store import OxigraphStore
 from store.remote import SparqlEndpointStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from policykb.errors import InputError, StoreError
+from core.errors import InputError, StoreError
 from store.vectors import VectorIndex
 
 

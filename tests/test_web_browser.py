@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_server_ask import QUESTION, ask_server  # noqa: F401 - the session-scoped server fixture
+from support.kbs import QUESTION  # ask_server, the session-scoped server, comes from conftest.py
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture()
-def page(ask_server) -> Iterator:  # noqa: F811 - pytest injects the imported fixture
+def page(ask_server) -> Iterator:
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).exists(), "Debian chromium is missing: run scripts/setup.sh"
@@ -54,7 +54,7 @@ def page(ask_server) -> Iterator:  # noqa: F811 - pytest injects the imported fi
             browser.close()
 
 
-def test_question_box_shows_cited_answer_and_evidence(page, ask_server):  # noqa: F811
+def test_question_box_shows_cited_answer_and_evidence(page, ask_server):
     page.goto(ask_server + "/")
     page.wait_for_function("document.getElementById('status').textContent.includes('quads')")
     page.fill("#question", QUESTION)
@@ -84,7 +84,7 @@ def test_question_box_shows_cited_answer_and_evidence(page, ask_server):  # noqa
     assert not page.errors, page.errors
 
 
-def test_yasgui_runs_a_query_against_the_endpoint(page, ask_server):  # noqa: F811
+def test_yasgui_runs_a_query_against_the_endpoint(page, ask_server):
     page.goto(ask_server + "/#sparql")
     page.wait_for_selector("#yasgui .CodeMirror")
     assert "dcterms:title" in page.evaluate("yasgui.getTab().getQuery()")  # the page's default query

@@ -27,8 +27,8 @@ from kgpipeline.weights import (
     link_weights,
     priors,
 )
-from policykb.config import WeightsConfig, load_config
-from policykb.errors import InputError
+from core.config import WeightsConfig, load_config
+from core.errors import InputError
 from store.disambiguation import LinkWeight, links_by_surface, normalize_surface, read_link_weights, weights_graph
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB, SKOS

@@ -29,53 +29,11 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from policykb.errors import InputError
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One corpus record. ``id`` becomes the ingested document's id (``dcterms:identifier``)."""
-
-    id: str
-    title: str
-    text: str
-
-
-@dataclass(frozen=True)
-class EvalQuestion:
-    """A question with its gold.
-
-    ``answers``: acceptable answer strings (empty when ``answerable`` is False: the right output is
-    the abstention). ``gold_passage_ids``: the passages that support the answer (empty = no
-    retrieval gold). ``gold_contexts``: reference context texts, for sets whose gold is text
-    (resolved to document ids against the KB by the runner when ``gold_passage_ids`` is empty).
-    ``kind``: the set's own question type (bridge/comparison, 2hop, lookup, ...), for breakdowns.
-    ``pool``: the passages the set pairs with this question (HotpotQA's and MuSiQue's gold plus
-    distractor paragraphs), for the smaller ``corpus="pool"`` setting of :func:`sample`.
-    """
-
-    id: str
-    question: str
-    answers: tuple[str, ...]
-    gold_passage_ids: tuple[str, ...] = ()
-    answerable: bool = True
-    gold_contexts: tuple[str, ...] = ()
-    kind: str = ""
-    pool: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class EvalDataset:
-    """Questions and their corpus: ``passages`` (written to JSONL) or ``corpus_paths`` (as is)."""
-
-    name: str
-    questions: tuple[EvalQuestion, ...]
-    passages: tuple[Passage, ...] = ()
-    corpus_paths: tuple[Path, ...] = ()
-    source: str = ""  # where it was read from, for the report
+from core.errors import InputError
+from spr.eval.records import EvalDataset, EvalQuestion, Passage
 
 
 # --- helpers ----------------------------------------------------------------------------------------

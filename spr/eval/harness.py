@@ -6,43 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from policykb.cache import user_cache_dir
-from policykb.config import Config
-from policykb.errors import InputError
+from core.cache import user_cache_dir
+from core.config import Config
+from core.errors import InputError
 from spr.eval.datasets import load_dataset, sample
-from spr.eval.runner import EvalSettings, Ingest, Progress, QuestionResult, prepare_kb, run
-
-
-@dataclass(frozen=True)
-class EvalRequest:
-    """What to evaluate. ``dataset``: a registered name or a ``.jsonl`` path (``corpus`` then
-    optional); ``limit``: questions drawn with ``seed``; ``corpus_scope``: "full" or "pool" (see
-    :func:`spr.eval.datasets.sample`); ``out_dir``: where the outputs go."""
-
-    dataset: str
-    out_dir: Path
-    settings: EvalSettings = EvalSettings()
-    corpus: Path | None = None
-    limit: int | None = None
-    seed: int = 0
-    corpus_scope: str = "full"  # or "pool": only the sampled questions' own passages (datasets.sample)
-    data_dir: Path | None = None
-    cache_dir: Path | None = None
-    judge: bool = False
-    rebuild: bool = False
-    plots: bool = True
-
-
-@dataclass(frozen=True)
-class EvalOutcome:
-    dataset: str
-    results: tuple[QuestionResult, ...]
-    files: dict[str, Path] = field(default_factory=dict)
-    kb_note: str = ""
-    seconds: float = 0.0
+from spr.eval.records import EvalOutcome, EvalRequest, EvalSettings
+from spr.eval.runner import Ingest, Progress, prepare_kb, run
+from store.layout import KBLayout
 
 
 def parse_list(text: str) -> tuple[str, ...]:
@@ -66,7 +37,7 @@ def evaluate(config: Config, request: EvalRequest, ingest: Ingest, progress: Pro
     from spr.eval.plots import write_plots
     from spr.eval.report import write_report
     from spr.qa import KnowledgeBase
-    from spr.retrievers import RETRIEVERS
+    from spr.retrieval.registry import RETRIEVERS
 
     started = time.perf_counter()
     say = log or (lambda line: None)
@@ -101,12 +72,12 @@ def evaluate(config: Config, request: EvalRequest, ingest: Ingest, progress: Pro
 
 
 def _judge(config: Config, kb):
-    from policykb.llm import make_llm
-    from policykb.usage import UsageTracker
+    from core.llm import make_llm
+    from core.usage import UsageTracker
     from spr.eval.judge import Judge
 
     # Its own tracker: the judge's calls are not the evaluated systems' cost.
-    return Judge(make_llm(config.llm, config.kb_dir, tracker=UsageTracker()), kb.embedder)
+    return Judge(make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=UsageTracker()), kb.embedder)
 
 
 def summary_lines(outcome: EvalOutcome) -> Sequence[str]:

@@ -3,7 +3,7 @@
 The PyPI ``ragas`` package (0.4.3) drives its judge through LangChain and an OpenAI-style client that
 expects network access, so we implement the published definitions (Es et al., "RAGAS: Automated
 Evaluation of Retrieval Augmented Generation", EACL 2024 demo; ragas 0.1 docs) over our own model
-layer (:mod:`policykb.llm`), which runs the embedded GGUF or any OpenAI-compatible endpoint:
+layer (:mod:`core.llm`), which runs the embedded GGUF or any OpenAI-compatible endpoint:
 
 - **faithfulness** = |claims of the answer supported by the context| / |claims|. The judge first
   splits the answer into standalone claims, then gives each a verdict (1 = can be inferred from
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from policykb.errors import ModelError
+from core.errors import ModelError
 from spr.fuse import sentences
 
 if TYPE_CHECKING:
-    from policykb.embed import Embedder
-    from policykb.llm import LLM
+    from core.embed import Embedder
+    from core.llm import LLM
 
 _CLAIMS = {
     "type": "object",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policykb.errors import InputError
-from spr.eval.datasets import EvalDataset, EvalQuestion, Passage
+from core.errors import InputError
+from spr.eval.records import EvalDataset, EvalQuestion, Passage
 
 # variant -> (question file, KB file) under kbqa/pathquestion/
 VARIANTS = {

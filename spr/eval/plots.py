@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from spr.eval.records import EvalSettings, QuestionResult
 from spr.eval.report import per_question, structured, summarize
-from spr.eval.runner import EvalSettings, QuestionResult
 from spr.eval.significance import bootstrap_ci
 
 

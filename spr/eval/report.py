@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spr.eval import metrics as m
-from spr.eval.runner import EvalSettings, QuestionResult
+from spr.eval.records import EvalSettings, QuestionResult
 from spr.eval.significance import Comparison, compare_all
 
 # (metric key, column title); a column appears when any system has a value for it

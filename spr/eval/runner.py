@@ -1,12 +1,12 @@
 """Run systems over a dataset: one KB per dataset (built once, cached by corpus hash), every question
 asked in every retrieval mode with the same generator and budgets, each answer scored.
 
-A *system* is a retrieval mode name of :data:`spr.retrievers.RETRIEVERS` ("vector", "naive-kg",
+A *system* is a retrieval mode name of :data:`spr.retrieval.base.RETRIEVERS` ("vector", "naive-kg",
 "spr", "k", "dual", or any strategy registered later): the harness only calls
 ``KnowledgeBase.ask(question, mode=system, answer=..., k=...)``.
 
 Ingestion is injected (``ingest(config, paths) -> summary``): ``spr`` does not import the indexing
-side; the CLI passes the real pipeline (``policykb.commands_eval.ingest_with_pipeline``).
+side; the CLI passes the real pipeline (``kgpipeline.pipeline.ingest_summary``).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ import json
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from policykb.config import Config
-from policykb.errors import PolicyKBError
+from core.config import Config
+from core.errors import PolicyKBError
 from spr.eval import metrics as m
-from spr.eval.datasets import EvalDataset, EvalQuestion, write_corpus
+from spr.eval.datasets import write_corpus
+from spr.eval.records import EvalDataset, EvalQuestion, EvalSettings, QuestionResult
 
 if TYPE_CHECKING:
     from spr.eval.judge import Judge
@@ -35,52 +36,6 @@ Ingest = Callable[[Config, Sequence[Path]], str]
 Progress = Callable[[str, int, int], None]
 STAMP = "kb.stamp.json"
 _CITATION = re.compile(r"\s*\[\d+\]")
-
-
-@dataclass(frozen=True)
-class EvalSettings:
-    """What every system gets alike. ``k``: chunks retrieved per question (the cut-off of the
-    retrieval metrics too); ``recall_ks``: the k of Recall@k (MRR is taken at ``k``)."""
-
-    systems: tuple[str, ...] = ("vector", "naive-kg", "spr", "k", "dual")
-    answer: str = "extractive"
-    k: int = 10
-    recall_ks: tuple[int, ...] = (2, 5, 10)
-    # Ask every question once, unrecorded, in every system before the timed pass. The KB's embedding
-    # cache is shared, so otherwise the first system pays for embedding the context sentences that
-    # later systems find cached, and model loads land in someone's p95: latency then measures the
-    # order of the runs. Warm, it measures the systems (answers are deterministic either way).
-    warmup: bool = True
-
-
-@dataclass(frozen=True)
-class QuestionResult:
-    """One system's answer to one question, with its scores (None = metric not applicable)."""
-
-    dataset: str
-    system: str
-    question_id: str
-    question: str
-    kind: str
-    answerable: bool
-    gold_answers: tuple[str, ...]
-    gold_ids: tuple[str, ...]
-    answer: str
-    abstained: bool
-    retrieved_ids: tuple[str, ...]  # distinct passage ids in evidence order
-    top_answer: str | None  # the structured query's first answer, when the mode has one
-    scores: Mapping[str, float | None] = field(default_factory=dict)
-    latency_ms: float = 0.0
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    context_tokens: int = 0
-    error: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["scores"] = dict(self.scores)
-        return data
 
 
 # --- the KB of a dataset ------------------------------------------------------------------------------

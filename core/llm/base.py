@@ -1,0 +1,236 @@
+"""The LLM interface: one abstract method, everything else written once on top of it.
+
+A backend implements :meth:`LLM._generate` (one uncached chat completion). :meth:`LLM.complete`
+adds what every backend shares: defaults, schema bounding, the response cache and token accounting.
+:meth:`LLM.complete_json` parses and checks JSON output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.cache import ResponseCache, stable_hash
+from core.errors import ModelError, ModelOutputError
+from core.llm.schema import bound_schema
+from core.usage import Usage, UsageTracker
+
+Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
+_ROLES = frozenset({"system", "user", "assistant"})
+_CACHE_FORMAT = 1  # bump when the cached record or the key recipe changes
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One chat completion. ``cached``: served from the response cache, no model call made.
+    ``finish_reason``: "stop" (natural end or stop string) or "length" (hit ``max_tokens``)."""
+
+    text: str
+    usage: Usage
+    cached: bool
+    model: str
+    finish_reason: str = "stop"
+
+
+@dataclass(frozen=True)
+class Request:
+    """Everything that determines an output; all of it goes into the cache key."""
+
+    messages: tuple[tuple[str, str], ...]  # (role, content)
+    max_tokens: int
+    temperature: float
+    stop: tuple[str, ...] = ()
+    schema: Mapping[str, Any] | None = None  # already bounded
+
+    def as_dicts(self) -> list[dict[str, str]]:
+        return [{"role": r, "content": c} for r, c in self.messages]
+
+
+class LLM(ABC):
+    """A chat model. Capabilities are class attributes, so callers check them instead of probing.
+
+    ``supports_schema``: the backend constrains output to a JSON schema itself. When False,
+    :meth:`complete_json` describes the schema in the prompt and only checks the result.
+    """
+
+    supports_schema: bool = True  # may be set per instance (an endpoint in 'prompt' mode)
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        schema_max_items: int = 16,
+        schema_max_length: int = 300,
+        cache: ResponseCache | bool | None = None,
+        tracker: UsageTracker | None = None,
+    ):
+        self.model_id = model_id  # identity for the cache key: name plus whatever pins the weights
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.schema_max_items = schema_max_items
+        self.schema_max_length = schema_max_length
+        # cache=False (or None) turns caching off for this instance, e.g. the CLI's --no-cache.
+        self.cache = cache if isinstance(cache, ResponseCache) else None
+        self.tracker = tracker if tracker is not None else UsageTracker()
+
+    @abstractmethod
+    def _generate(self, request: Request) -> Completion:
+        """Run one completion on the model (no cache). Raise a :class:`ModelError` subclass."""
+
+    def complete(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: Sequence[str] | str | None = None,
+    ) -> Completion:
+        """Chat completion; a plain string is one user message. Identical requests (same model,
+        messages, parameters and schema) are answered from the cache when one is attached."""
+        request = self._request(messages, schema, max_tokens, temperature, stop)
+        key = self._cache_key(request) if self.cache is not None else ""
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            done = _from_record(hit, self.model_id)
+            if done is not None:
+                self.tracker.record(self.model_id, done.usage, cached=True)
+                return done
+        started = time.perf_counter()
+        done = self._generate(request)
+        self.tracker.record(
+            self.model_id, done.usage, cached=False, seconds=time.perf_counter() - started
+        )
+        if self.cache is not None:
+            self.cache.put(key, _to_record(done))
+        return done
+
+    def complete_json(
+        self,
+        messages: Sequence[Message] | str,
+        schema: Mapping[str, Any],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Any:
+        """Completion constrained to ``schema``, parsed. Raises :class:`ModelOutputError` when the
+        output is not JSON or misses the schema's top-level type or required keys."""
+        msgs = _normalize(messages)
+        if not self.supports_schema:
+            msgs = _with_schema_instruction(msgs, self._bounded(schema))
+        done = self.complete(msgs, schema=schema, max_tokens=max_tokens, temperature=temperature)
+        value = parse_json(done.text, model=self.model_id, truncated=done.finish_reason == "length")
+        check_shape(value, schema, model=self.model_id)
+        return value
+
+    def generate(self, prompt: str, *, system: str | None = None, **kwargs: Any) -> str:
+        """Text for one prompt: the shortest way to use a model."""
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": prompt}
+        ]
+        return self.complete(messages, **kwargs).text
+
+    def _bounded(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        return bound_schema(schema, self.schema_max_items, self.schema_max_length)
+
+    def _request(self, messages, schema, max_tokens, temperature, stop) -> Request:
+        stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        return Request(
+            messages=tuple((m["role"], m["content"]) for m in _normalize(messages)),
+            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+            temperature=self.temperature if temperature is None else temperature,
+            stop=stops,
+            schema=None if schema is None else self._bounded(schema),
+        )
+
+    def _cache_key(self, request: Request) -> str:
+        return stable_hash(
+            {
+                "v": _CACHE_FORMAT,
+                "model": self.model_id,
+                "backend": type(self).__name__,
+                "schema_in_prompt": not self.supports_schema,
+                "messages": request.messages,
+                "max_tokens": request.max_tokens,
+                "temperature": request.temperature,
+                "stop": request.stop,
+                "schema": request.schema,
+            }
+        )
+
+
+def _normalize(messages: Sequence[Message] | str) -> list[dict[str, str]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    out = []
+    for m in messages:
+        role, content = m.get("role"), m.get("content")
+        if role not in _ROLES or not isinstance(content, str):
+            raise ModelError(f"invalid chat message (role {role!r}); need role in {sorted(_ROLES)}")
+        out.append({"role": role, "content": content})
+    if not out:
+        raise ModelError("no messages to complete")
+    return out
+
+
+def _with_schema_instruction(messages: list[dict[str, str]], schema: Mapping[str, Any]) -> list[dict[str, str]]:
+    # For endpoints that cannot constrain output, the schema is the best instruction we can give.
+    note = "Reply with one JSON value only, no prose, matching this JSON schema: " + json.dumps(schema)
+    if messages[0]["role"] == "system":
+        return [{"role": "system", "content": messages[0]["content"] + "\n\n" + note}, *messages[1:]]
+    return [{"role": "system", "content": note}, *messages]
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+
+
+def parse_json(text: str, *, model: str = "model", truncated: bool = False) -> Any:
+    """Parse model output as JSON, accepting one surrounding Markdown code fence."""
+    candidates = [text.strip()]
+    if (fenced := _FENCE.search(text)) is not None:
+        candidates.append(fenced.group(1))
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    why = " (output hit max_tokens)" if truncated else ""
+    snippet = text.strip().replace("\n", " ")[:80]
+    raise ModelOutputError(f"{model} returned malformed JSON{why}: {snippet!r}")
+
+
+_JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def check_shape(value: Any, schema: Mapping[str, Any], *, model: str = "model") -> None:
+    """Check the top-level type and required keys: a cheap guard for endpoints without grammars."""
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind in _JSON_TYPES and not isinstance(value, _JSON_TYPES[kind]):
+        raise ModelOutputError(f"{model} returned JSON {type(value).__name__}, schema wants {kind}")
+    if isinstance(value, dict):
+        missing = [k for k in schema.get("required", ()) if k not in value]
+        if missing:
+            raise ModelOutputError(f"{model} returned JSON without required keys: {', '.join(missing)}")
+
+
+def _to_record(done: Completion) -> dict[str, Any]:
+    return {
+        "text": done.text,
+        "prompt_tokens": done.usage.prompt_tokens,
+        "completion_tokens": done.usage.completion_tokens,
+        "finish_reason": done.finish_reason,
+    }
+
+
+def _from_record(record: Mapping[str, Any], model: str) -> Completion | None:
+    try:
+        usage = Usage(int(record["prompt_tokens"]), int(record["completion_tokens"]))
+        return Completion(str(record["text"]), usage, True, model, str(record["finish_reason"]))
+    except (KeyError, TypeError, ValueError):
+        return None  # a record from an older format is a miss

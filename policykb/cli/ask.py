@@ -1,0 +1,88 @@
+"""``policykb ask``: parse options, call ``spr.qa.KnowledgeBase.ask``, render the answer."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import click
+
+from core.config import MAX_K, load_config
+from policykb.cli.app import AppContext, one_line_errors
+
+
+@click.command()
+@click.argument("question")
+@click.option("--mode", help="Retrieval: dual (default), spr (triples), questions (question bank), vector (plain chunks), naive-kg.")
+@click.option("--answer", "kind", type=click.Choice(["extractive", "llm"]), help="extractive (no LLM, default) or llm.")
+@click.option("-k", "k", type=click.IntRange(1, MAX_K), help="Text chunks to retrieve (default: [answer] k).")
+@click.option("--explain", is_flag=True, help="Also show the parse, linked entities, SPARQL, triples and chunks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole answer as JSON.")
+@click.option("--kb", "kb_dir", type=click.Path(file_okay=False, path_type=Path), help="KB directory (overrides the global --kb).")
+@click.pass_obj
+@one_line_errors
+def ask(app: AppContext, question: str, mode: str | None, kind: str | None, k: int | None, explain: bool, as_json: bool, kb_dir: Path | None) -> None:
+    """Answer QUESTION from the KB, with numbered citations and their quotes."""
+    from spr.qa import KnowledgeBase
+
+    config = load_config(kb_dir=kb_dir) if kb_dir is not None else app.config
+    with KnowledgeBase.open(config) as kb:
+        answer = kb.ask(question, mode=mode, answer=kind, k=k)
+    if as_json:
+        click.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        return
+    click.echo(textwrap.fill(answer.text, width=100))
+    if answer.citations:
+        click.echo("\nSources:")
+        for c in answer.citations:
+            where = f"{c.title or c.document}, characters {c.start}-{c.end}" if c.document else c.chunk or "(no text)"
+            click.echo(f"  [{c.id}] {where}")
+            if c.quote:
+                click.echo(textwrap.fill(f'"{c.quote}"', width=100, initial_indent="      ", subsequent_indent="      "))
+    if explain:
+        click.echo("\n" + render_explain(answer))
+
+
+def render_explain(answer) -> str:
+    """The retrieval trace as text: what was parsed, linked, queried and found."""
+    t = answer.trace
+    lines = [f"Mode: {answer.mode}   answer: {answer.kind}" + (f"   model: {answer.model}" if answer.model else "")]
+    if t.parse or t.sexpr:
+        lines.append(f"Parse:        {t.parse or '(none)'}")
+        lines.append(f"S-expression: {t.sexpr or '(not grounded)'}")
+    if t.note:
+        lines.append(f"Note:         {t.note}")
+    if t.linked:
+        lines.append("Linked entities (score = similarity x weight):")
+        lines += [
+            f"  [ {e.mention} ] -> {e.label}  {e.score:.3f} = {e.similarity:.3f} x {e.weight:.3f}  <{e.iri}>"
+            for e in t.linked
+        ]
+    if t.sparql:
+        lines.append("SPARQL:")
+        lines += ["  " + line for line in t.sparql.strip().splitlines()]
+    if t.count is not None or t.answers:
+        lines.append(f"Query answers: {t.count if t.count is not None else ', '.join(t.answers)}")
+    facts = [e for e in answer.evidence if e.kind == "triple"]
+    chunks = [e for e in answer.evidence if e.kind == "chunk"]
+    lines.append(f"Triples ({len(facts)}):")
+    for e in facts:
+        graphs = ", ".join(f"<{g}>" for g in e.fact.graphs) if e.fact else ""
+        lines.append(f"  {e.text}   from {graphs or '(no graph)'}")
+    lines.append(f"Chunks ({len(chunks)}):")
+    for e in chunks:
+        c = e.chunk
+        head = f"  {e.score:.3f} [{e.source}] {c.title if c else ''} ({c.start}-{c.end}) <{c.iri if c else ''}>"
+        lines.append(head)
+        lines += [f'      matched: "{q}"' for q in e.matched[:3]]
+    timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
+    u = answer.usage
+    lines.append(f"Timings: {timings}")
+    lines.append(
+        f"LLM: {u.llm_calls} calls ({u.llm_cache_hits} cached), {u.prompt_tokens} prompt + {u.completion_tokens} "
+        f"completion tokens; context ~{u.context_tokens} tokens"
+    )
+    if answer.draft:
+        lines.append(f"Withheld uncited model reply: {answer.draft!r}")
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""What one server process holds: the store, its query engine, the worker pools, auth, the QA API."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Request
+
+from core.config import Config
+from core.errors import ModelUnavailableError
+from policykb.server.engine import Engine, engine_for
+from policykb.server.errors import HTTPProblem
+from policykb.server.pool import BoundedPool
+from store.base import RDFStore
+
+log = logging.getLogger("policykb.server")
+
+QAOpener = Callable[[], Any]  # returns an object with ask(question, mode=..., answer=...) -> Answer
+
+
+class QAService:
+    """The answering API, opened on first use (loading the models takes seconds) and then kept."""
+
+    def __init__(self, opener: QAOpener | None):
+        self._opener = opener
+        self._kb: Any = None
+        self._lock = threading.Lock()
+        self.error = "" if opener else "no answering API is configured"
+
+    @property
+    def status(self) -> str:
+        if self._kb is not None:
+            return "ready"
+        return f"unavailable: {self.error}" if self.error else "not loaded (opens on the first question)"
+
+    def ask(self, question: str, mode: str, answer: str) -> dict:
+        with self._lock:  # one question at a time: the models are not safe to share across threads
+            if self._kb is None:
+                if self._opener is None:
+                    raise ModelUnavailableError(self.error)
+                self._kb = self._opener()
+                self.error = ""
+            return self._kb.ask(question, mode=mode, answer=answer).to_dict()
+
+    def close(self) -> None:
+        close = getattr(self._kb, "close", None)
+        if callable(close):
+            close()
+
+
+@dataclass
+class ServerState:
+    config: Config
+    store: RDFStore
+    qa: QAService
+    engine: Engine = field(init=False)
+    reads: BoundedPool = field(init=False)
+    writes: BoundedPool = field(init=False)
+    asks: BoundedPool = field(init=False)
+    token: str | None = field(init=False)
+    started: float = field(default_factory=time.time)
+    _counts: tuple[float, dict[str, int]] | None = None
+
+    def __post_init__(self) -> None:
+        server = self.config.server
+        self.engine = engine_for(self.store)
+        self.reads = BoundedPool("query", server.query_workers, server.query_queue, server.query_timeout_s)
+        # One writer thread: updates and Graph Store writes are serialized. They run to completion
+        # (an update cannot be interrupted without losing track of whether it committed).
+        self.writes = BoundedPool("update", 1, server.query_queue, None)
+        self.asks = BoundedPool("question", 1, 8, server.ask_timeout_s)
+        self.token = None
+        if server.update_token_env:
+            self.token = os.environ.get(server.update_token_env) or None
+            if self.token is None:
+                log.warning("env var %s is empty or unset: updates stay disabled", server.update_token_env)
+
+    @property
+    def max_body(self) -> int:
+        return int(self.config.server.max_upload_mb * 1024 * 1024)
+
+    def authorize(self, request: Request) -> None:
+        """Writes need ``Authorization: Bearer <token>``; without a configured token they are off."""
+        if self.token is None:
+            raise HTTPProblem(
+                403, "read_only", "this endpoint is read-only: set [server] update_token_env to enable updates"
+            )
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        challenge = 'Bearer realm="policykb"'
+        if scheme.lower() != "bearer" or not given.strip():
+            raise HTTPProblem(401, "unauthorized", "a bearer token is required", {"WWW-Authenticate": challenge})
+        if not hmac.compare_digest(given.strip().encode(), self.token.encode()):
+            raise HTTPProblem(
+                401, "unauthorized", "invalid bearer token", {"WWW-Authenticate": challenge + ', error="invalid_token"'}
+            )
+
+    def counts(self, max_age_s: float = 5.0) -> dict[str, int]:
+        """Quads and named graphs, cached briefly: counting walks the whole store."""
+        now = time.monotonic()
+        if self._counts is None or now - self._counts[0] > max_age_s:
+            self._counts = (now, {"quads": self.store.count(), "named_graphs": len(self.store.named_graphs())})
+        return self._counts[1]
+
+    def changed(self) -> None:
+        self._counts = None
+
+    def close(self) -> None:
+        self.writes.shutdown(wait=True)
+        self.reads.shutdown(wait=False)
+        self.asks.shutdown(wait=False)
+        self.qa.close()

@@ -1,0 +1,170 @@
+"""Semantic parsers: question → ranked labelled S-expressions.
+
+Two implementations share :class:`SemanticParser`: the rule-based :class:`spr.parsing.rules.RuleParser`
+(no model) and :class:`LoRAParser`, SmolLM2-135M (:mod:`spr.parsing.base_model`) with a PEFT LoRA adapter trained by :mod:`spr.parsing.train` and saved in
+``<kb>/parser/``. The LoRA parser decodes with beam search and returns the beams that parse as
+S-expressions, best first; the retriever walks them in that order. With one beam it decodes
+greedily with draft-and-verify (:mod:`spr.parsing.decode`), the fast path on a CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.errors import ModelError, ModelNotFoundError
+from spr.parsing.base_model import load_base
+from spr.parsing.candidate import ParseCandidate, parse_outputs
+
+META_FILE = "policykb-parser.json"
+TARGETS_FILE = "policykb-parser-targets.txt"  # training S-expressions: the fast decoder's drafts
+PROMPT_VERSION = 1
+
+
+def prompt(question: str) -> str:
+    """The text the model continues with an S-expression (training and inference alike)."""
+    return f"Question: {' '.join(question.split())}\nS-expression:"
+
+
+class LoRAParser:
+    """SmolLM2 + LoRA adapter. The model loads on first use; ``parse`` is thread-safe."""
+
+    name = "lora"
+
+    def __init__(
+        self, adapter_dir: Path, beams: int = 1, max_new_tokens: int = 96, gguf_path: Path | None = None, model: Any = None,
+        tokenizer: Any = None, labels: Sequence[str] = (),
+    ):
+        self.adapter_dir = Path(adapter_dir)
+        if model is None and not (self.adapter_dir / "adapter_config.json").is_file():
+            raise ModelNotFoundError(f"no parser adapter in {self.adapter_dir}; run `policykb train-parser`")
+        self.beams = beams
+        self.max_new_tokens = max_new_tokens
+        self.gguf_path = gguf_path
+        self._model, self._tokenizer = model, tokenizer
+        self._drafter: Any = None
+        self._label_tokens: set[int] | None = None
+        self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
+        self._lock = threading.Lock()
+
+    @property
+    def decoder_name(self) -> str:
+        return "greedy, draft-and-verify" if self.beams == 1 else f"beam search, {self.beams} beams"
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._model is None:
+            from peft import PeftModel
+
+            base, tokenizer = load_base(self.gguf_path)
+            try:
+                model = PeftModel.from_pretrained(base, str(self.adapter_dir))
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"cannot load parser adapter {self.adapter_dir}: {exc}") from exc
+            # Folding the adapter into the base weights removes the LoRA detour from every step.
+            model = model.merge_and_unload()
+            model.eval()
+            self._model, self._tokenizer = model, tokenizer
+        return self._model, self._tokenizer
+
+    def drafter(self) -> Any:
+        from spr.parsing.decode import NgramDrafter
+
+        if self._drafter is None:
+            _, tok = self._load()
+            path = self.adapter_dir / TARGETS_FILE
+            targets = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+            self._drafter = NgramDrafter(
+                tok(" " + t, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for t in targets if t.strip()
+            )
+        return self._drafter
+
+    def parse(self, question: str) -> list[ParseCandidate]:
+        if self.beams > 1:
+            return self.parse_many([question], self.beams)[0]
+        from spr.parsing.decode import greedy_draft_verify
+
+        with self._lock:
+            model, tok = self._load()
+            drafter = self.drafter()
+            ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
+
+            def stop(generated: list[int]) -> bool:
+                return expression_closed(tok.decode(generated, skip_special_tokens=True))
+
+            # Outputs are restricted to tokens of the training targets, the KB's relation labels and
+            # the question (labels are copied from it); without recorded targets all tokens are scored.
+            if self._label_tokens is None:
+                self._label_tokens = {t for label in self.labels for t in tok(" " + label, add_special_tokens=False)["input_ids"]}
+            vocab = (drafter.vocab | self._label_tokens | set(ids) | {tok.eos_token_id}) if drafter.vocab else None
+            out = greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
+        return parse_outputs([tok.decode(out.tokens, skip_special_tokens=True)], [out.mean_prob])
+
+    def parse_many(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[ParseCandidate]]:
+        """Valid candidates per question, best first."""
+        return [parse_outputs([t for t, _ in out], [s for _, s in out]) for out in self.generate(questions, beams, batch_size)]
+
+    def generate(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[tuple[str, float]]]:
+        """Raw beams per question: (decoded text, sequence probability), best first. Questions are
+        decoded in left-padded batches."""
+        import torch
+
+        beams = beams or self.beams
+        with self._lock:
+            model, tok = self._load()
+            tok.padding_side = "left"
+            results: list[list[tuple[str, float]]] = []
+            for start in range(0, len(questions), batch_size):
+                part = [prompt(q) for q in questions[start : start + batch_size]]
+                enc = tok(part, return_tensors="pt", padding=True).to(model.device)
+                search = {"num_beams": beams, "num_return_sequences": beams, "early_stopping": True} if beams > 1 else {}
+                stop = _closed_expression(tok, enc["input_ids"].shape[1])
+                with torch.no_grad():
+                    gen = model.generate(
+                        **enc, max_new_tokens=self.max_new_tokens, do_sample=False, output_scores=True,
+                        return_dict_in_generate=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                        stopping_criteria=[stop], **search,
+                    )
+                texts = tok.batch_decode(gen.sequences[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+                # Beam scores are length-normalized log-probabilities; greedy output has one beam.
+                raw = gen.sequences_scores.tolist() if beams > 1 else [0.0] * len(texts)
+                for i in range(len(part)):
+                    chunk = slice(i * beams, (i + 1) * beams)
+                    results.append([(text, math.exp(score)) for text, score in zip(texts[chunk], raw[chunk])])
+            return results
+
+
+def _closed_expression(tokenizer: Any, prompt_len: int):
+    """Stop a sequence once its output holds a complete parenthesized expression or a newline: an
+    under-trained adapter may not emit end-of-sequence, and decoding on to the token limit is the
+    slowest part of parsing on a CPU."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class Closed(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            done = [expression_closed(tokenizer.decode(row[prompt_len:], skip_special_tokens=True)) for row in input_ids]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return Closed()
+
+
+def expression_closed(text: str) -> bool:
+    """True once ``text`` holds a complete parenthesized expression, a newline after some output,
+    or an unbalanced closing parenthesis (parentheses inside ``[ labels ]`` do not count)."""
+    depth, closed, label = 0, False, False
+    for ch in text:
+        label = (label or ch == "[") and ch != "]"
+        if not label:
+            depth += (ch == "(") - (ch == ")")
+            closed = closed or (depth == 0 and ch == ")")
+    return closed or "\n" in text.strip("\n ") or depth < 0
+
+
+def adapter_meta(adapter_dir: Path) -> Mapping[str, Any]:
+    """What training recorded beside the adapter (steps, dev exact match, ...); {} when absent."""
+    path = Path(adapter_dir) / META_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}

@@ -1,0 +1,245 @@
+"""The Semantic Parsing Retriever (SPR-RAG, Algorithm 1).
+
+    parse the question → ranked labelled S-expressions (LoRA beams, or the fallback parser)
+    for each parse, best first:
+        ground it: entities by similarity × disambiguation weight (top-k1), relations among
+        those adjacent to the candidates (top-k2), hop by hop → ranked grounded variants
+        for each variant (at most ``max_variants`` over the whole question):
+            compile to SPARQL, execute; the first non-empty result wins
+    return the answers, the hop triples with their chunk graphs (provenance), what was tried
+
+Retrieval makes no LLM call besides the parser's own decoding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyoxigraph import Literal, NamedNode
+
+from core.config import SPRConfig
+from core.embed import Embedder
+from spr.grounding.compile import CompiledQuery, Var, compile_query
+from spr.grounding.ground import Grounder, Grounding, GroundingOptions
+from spr.grounding.link import EntityCandidate, EntityLinker
+from spr.grounding.relations import (
+    ClassMatcher,
+    RelationCandidate,
+    RelationMatcher,
+    Term,
+    read_terms,
+    term_for,
+)
+from spr.grounding.sexpr import to_text
+from spr.parsing.factory import load_parser
+from spr.parsing.candidate import ParseCandidate, SemanticParser
+from spr.records import Fact
+from spr.verbalize import label_from_iri
+from store.base import RDFStore
+from store.disambiguation import read_link_weights
+from store.terms import named_node, sparql_term
+from store.vocab import RDFS, SKOS
+
+
+@dataclass(frozen=True)
+class AnswerValue:
+    """One answer: an entity IRI (``is_literal`` False) or a literal's lexical form."""
+
+    value: str
+    label: str
+    is_literal: bool = False
+    datatype: str = ""
+
+
+@dataclass(frozen=True)
+class SPRResult:
+    """What the retriever found and how.
+
+    ``parser`` names the parser used ("lora" or "fallback"); ``parses`` are its ranked outputs.
+    ``sexpr``/``grounded``/``sparql`` belong to the variant that answered (or, when none did, the
+    top parse and the first variant tried). ``triples`` are the hop triples with the chunk graphs
+    that state them. ``entities``/``relations`` are the candidates of the answering variant (all
+    candidates considered for the top parse when nothing answered). ``timings_ms``: parse, ground,
+    execute, total. ``note`` says why nothing was found.
+    """
+
+    question: str
+    parser: str
+    parses: tuple[str, ...]
+    sexpr: str = ""
+    grounded: str = ""
+    sparql: str = ""
+    answers: tuple[AnswerValue, ...] = ()
+    count: int | None = None
+    triples: tuple[Fact, ...] = ()
+    entities: tuple[EntityCandidate, ...] = ()
+    relations: tuple[RelationCandidate, ...] = ()
+    score: float = 0.0
+    variants_tried: int = 0
+    weights_used: bool = False
+    note: str = ""
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.answers) or bool(self.count)
+
+
+class SemanticParsingRetriever:
+    """Constructor-injected store and embedder; the parser defaults to the KB's configuration."""
+
+    def __init__(
+        self,
+        store: RDFStore,
+        embedder: Embedder,
+        kb_dir: Path,
+        config: SPRConfig | None = None,
+        parser: SemanticParser | None = None,
+    ):
+        self.store = store
+        self.config = config or SPRConfig()
+        c = self.config
+        self.properties: dict[str, Term] = read_terms(store, "property")
+        weights = read_link_weights(store) if c.use_weights else []
+        self.linker = EntityLinker.from_kb(
+            kb_dir, embedder, weights, top_k=c.entity_top_k, search_k=c.surface_search_k,
+            use_weights=c.use_weights, relative=c.relative_weights,
+        )
+        self.grounder = Grounder(
+            store,
+            self.linker,
+            RelationMatcher(store, embedder, self.properties, c.relation_top_k, c.flip_penalty),
+            ClassMatcher(embedder, read_terms(store, "class")),
+            GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty),
+        )
+        self.parser = parser or load_parser(c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens)
+
+    def retrieve(self, question: str) -> SPRResult:
+        started = time.perf_counter()
+        parses = self.parser.parse(question)
+        t_parse = time.perf_counter()
+        ground_s = execute_s = 0.0
+        tried = 0
+        first: tuple[ParseCandidate, Grounding | None, CompiledQuery | None] | None = None
+        considered: list[Grounding] = []
+        for candidate in parses:
+            if tried >= self.config.max_variants:
+                break
+            t0 = time.perf_counter()
+            variants = self.grounder.ground(candidate.expr)
+            ground_s += time.perf_counter() - t0
+            if first is None:
+                considered = variants
+                first = (candidate, variants[0] if variants else None, None)
+            for variant in variants:
+                if tried >= self.config.max_variants:
+                    break
+                tried += 1
+                t0 = time.perf_counter()
+                compiled = compile_query(variant.node, self.config.result_limit)  # type: ignore[arg-type]
+                if first[2] is None:
+                    first = (first[0], first[1], compiled)
+                rows = self.store.select(compiled.sparql).rows
+                answered = _answered(rows, compiled)
+                if answered:
+                    result = self._result(question, parses, candidate, variant, compiled, rows, tried)
+                    execute_s += time.perf_counter() - t0
+                    return _timed(result, started, t_parse, ground_s, execute_s)
+                execute_s += time.perf_counter() - t0
+        note = "the parser did not understand the question" if not parses else (
+            "no entity or relation could be grounded" if not considered else f"all {tried} grounded queries were empty"
+        )
+        empty = SPRResult(
+            question, self.parser.name, tuple(p.text for p in parses),
+            sexpr=first[0].text if first else "",
+            grounded=to_text(first[1].node) if first and first[1] else "",
+            sparql=first[2].sparql if first and first[2] else "",
+            entities=tuple(dict.fromkeys(e for g in considered for e in g.entities)),
+            relations=tuple(dict.fromkeys(r for g in considered for r in g.relations)),
+            variants_tried=tried, weights_used=self.linker.has_weights, note=note,
+        )
+        return _timed(empty, started, t_parse, ground_s, execute_s)
+
+    # --- results ------------------------------------------------------------------------------
+    def _result(self, question, parses, candidate, variant, compiled, rows, tried) -> SPRResult:
+        evidence_rows = rows if not compiled.aggregate else self.store.select(compiled.evidence_sparql).rows
+        facts = _facts(evidence_rows, compiled)
+        answer_terms = [] if compiled.aggregate else list(dict.fromkeys(r[compiled.answer_var] for r in rows))
+        iris = {t.value for f in facts for t in (f[0], f[2]) if isinstance(t, NamedNode)}
+        iris |= {t.value for t in answer_terms if isinstance(t, NamedNode)}
+        names = self._names(iris)
+        return SPRResult(
+            question, self.parser.name, tuple(p.text for p in parses),
+            sexpr=candidate.text, grounded=to_text(variant.node), sparql=compiled.sparql,
+            answers=tuple(_answer(t, names) for t in answer_terms if t is not None),
+            count=int(rows[0][compiled.answer_var].value) if compiled.aggregate else None,  # type: ignore[union-attr]
+            triples=tuple(self._fact(f, graphs, names) for f, graphs in facts.items()),
+            entities=variant.entities, relations=variant.relations, score=round(variant.score, 6),
+            variants_tried=tried, weights_used=self.linker.has_weights,
+        )
+
+    def _fact(self, triple, graphs: list[str], names: Mapping[str, str]) -> Fact:
+        s, p, o = triple
+        literal = isinstance(o, Literal)
+        return Fact(
+            s.value, p.value, o.value,
+            names.get(s.value, label_from_iri(s.value)), term_for(p.value, self.properties).label,
+            o.value if literal else names.get(o.value, label_from_iri(o.value)), literal, tuple(sorted(graphs)),
+        )
+
+    def _names(self, iris: set[str]) -> dict[str, str]:
+        """Display labels (skos:prefLabel, else rdfs:label) of the IRIs, in one query."""
+        if not iris:
+            return {}
+        values = " ".join(sparql_term(named_node(i)) for i in sorted(iris))
+        rows = self.store.select(
+            f"SELECT ?e ?p ?l WHERE {{ VALUES ?e {{ {values} }} VALUES ?p {{ <{SKOS}prefLabel> <{RDFS}label> }} ?e ?p ?l }}"
+        ).rows
+        names: dict[str, str] = {}
+        for r in sorted(rows, key=lambda r: (r["p"].value != SKOS + "prefLabel", r["l"].value)):  # type: ignore[union-attr]
+            names.setdefault(r["e"].value, r["l"].value)  # type: ignore[union-attr]
+        return names
+
+
+def _answered(rows, compiled: CompiledQuery) -> bool:
+    if compiled.aggregate:
+        return bool(rows) and rows[0][compiled.answer_var] is not None and int(rows[0][compiled.answer_var].value) > 0
+    return any(r[compiled.answer_var] is not None for r in rows)
+
+
+def _facts(rows, compiled: CompiledQuery) -> dict[tuple, list[str]]:
+    """(subject, predicate, object) terms → the graphs stating them, over every row and hop."""
+    facts: dict[tuple, list[str]] = {}
+    for row in rows:
+        for hop in compiled.hops:
+            s = row.get(hop.subject.name) if isinstance(hop.subject, Var) else hop.subject
+            o = row.get(hop.object.name) if isinstance(hop.object, Var) else hop.object
+            g = row.get(hop.graph.name)
+            if s is None or o is None:
+                continue
+            graphs = facts.setdefault((s, hop.predicate, o), [])
+            if g is not None and g.value not in graphs:
+                graphs.append(g.value)
+    return facts
+
+
+def _answer(term, names: Mapping[str, str]) -> AnswerValue:
+    if isinstance(term, Literal):
+        return AnswerValue(term.value, term.value, True, term.datatype.value)
+    return AnswerValue(term.value, names.get(term.value, label_from_iri(term.value)))
+
+
+def _timed(result: SPRResult, started: float, t_parse: float, ground_s: float, execute_s: float) -> SPRResult:
+    from dataclasses import replace
+
+    total = time.perf_counter() - started
+    timings = {
+        "parse": round((t_parse - started) * 1000, 1),
+        "ground": round(ground_s * 1000, 1),
+        "execute": round(execute_s * 1000, 1),
+        "total": round(total * 1000, 1),
+    }
+    return replace(result, timings_ms=timings)
