@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -10,8 +10,13 @@ setup:
 demo: setup
 	@bash scripts/demo.sh
 
-test: setup
+test: setup lint
 	$(PY) -m pytest
+
+# Lint and layer contracts: ruff's small rule set, then import-linter ([tool.importlinter]).
+lint: setup
+	$(VENV)/bin/ruff check --no-cache .
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: setup
 	$(PY) bench/bench_store.py

@@ -41,8 +41,8 @@ MODES = ("dual", "spr", "k", "vector")
 
 
 def build_kb(folder: Path) -> Path:
-    from kgpipeline.pipeline import ingest_paths
     from core.config import load_config
+    from kgpipeline.pipeline import ingest_paths
 
     kb = folder / "kb"
     config = load_config(kb_dir=kb)

@@ -21,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.config import load_config  # noqa: E402
 from kgpipeline.pipeline import build_controller  # noqa: E402
 from kgpipeline.preprocess import discover_files, load_documents  # noqa: E402
 from kgpipeline.records import CHARS_PER_PAGE  # noqa: E402
 from kgpipeline.segment import segment  # noqa: E402
-from core.config import load_config  # noqa: E402
-from store.oxigraph_store import OxigraphStore  # noqa: E402
 from store.layout import KBLayout
+from store.oxigraph_store import OxigraphStore  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "policy_corpora" / "egd_regulations"
 

@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kgpipeline.questions import build_question_bank  # noqa: E402
 from core.config import EmbedConfig, QuestionsConfig  # noqa: E402
 from core.embed import make_embedder  # noqa: E402
-from store.question_index import save_question_bank  # noqa: E402
+from kgpipeline.questions import build_question_bank  # noqa: E402
 from store.layout import KBLayout
+from store.question_index import save_question_bank  # noqa: E402
 
 ACTORS = ["National Energy Bureau", "Ministry of Climate", "Energy Bureau of Westmark Province", "grid operators",
           "municipalities", "the Commission", "Member States", "installers", "public bodies", "the Monitoring Center"]

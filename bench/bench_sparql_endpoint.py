@@ -34,7 +34,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import pyoxigraph as ox  # noqa: E402
-
 from support.servers import free_port, oxigraph_binary, wait_http  # noqa: E402
 
 ID = "https://w3id.org/policykb/id/"

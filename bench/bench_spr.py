@@ -33,17 +33,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from pyoxigraph import Literal, NamedNode, Quad  # noqa: E402
 
-from kgpipeline.entity_index import EntityIndexStage  # noqa: E402
-from kgpipeline.weights import WeightsStage  # noqa: E402
 from core.config import EmbedConfig, SPRConfig, WeightsConfig  # noqa: E402
 from core.embed import make_embedder  # noqa: E402
+from kgpipeline.entity_index import EntityIndexStage  # noqa: E402
+from kgpipeline.weights import WeightsStage  # noqa: E402
+from spr.grounding.sexpr_reader import parse  # noqa: E402
 from spr.parsing.candidate import ParseCandidate  # noqa: E402
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402
-from spr.grounding.sexpr_reader import parse  # noqa: E402
+from store.layout import KBLayout
 from store.oxigraph_store import OxigraphStore  # noqa: E402
 from store.vectors import VectorIndex  # noqa: E402
 from store.vocab import OWL, PKB, RDF, RDFS, SKOS  # noqa: E402
-from store.layout import KBLayout
 
 BASE = "https://w3id.org/policykb/bench/"
 ADJ = ["Northern", "Southern", "Central", "National", "Regional", "Coastal", "Rural", "Urban", "Federal", "Joint",
@@ -160,7 +160,7 @@ def main() -> None:
         print("weights:", WeightsStage(WeightsConfig(), BASE).run(store, kb_dir), flush=True)
         print("entities:", EntityIndexStage(embedder).run(store, kb_dir), flush=True)
         fixed = Fixed()
-        retriever = SemanticParsingRetriever(store, embedder, kb_dir, SPRConfig(parser="fallback"), parser=fixed)
+        retriever = SemanticParsingRetriever(store, embedder, kb_dir, SPRConfig(parser="rules"), parser=fixed)
         qs = questions(relations, names, args.questions + 1, args.seed)
         for text, sexpr, _ in qs:
             fixed.table[text] = sexpr

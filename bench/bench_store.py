@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import pyoxigraph as ox  # noqa: E402
+from support.servers import oxigraph_binary, oxigraph_server  # noqa: E402
 
 from store.oxigraph_store import OxigraphStore  # noqa: E402
 from store.remote import SparqlEndpointStore  # noqa: E402
-from support.servers import oxigraph_binary, oxigraph_server  # noqa: E402
 
 EX = "http://example.org/"
 GRAPH = ox.NamedNode(EX + "bench")

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kgpipeline.pipeline import ingest_summary  # noqa: E402
 from core.config import load_config  # noqa: E402
+from kgpipeline.pipeline import ingest_summary  # noqa: E402
 from spr.eval.harness import evaluate, settings_from, summary_lines  # noqa: E402
 from spr.eval.records import EvalRequest  # noqa: E402
 

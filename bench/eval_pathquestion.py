@@ -4,7 +4,7 @@ Each variant's KB becomes an Oxigraph store (see ``spr.eval.pathquestion_kbqa``)
 "entities" and "weights" stages build the entity index and the community-weighted priors. Questions
 are split by gold path (paraphrases of one path stay on one side). The LoRA parser trains on the
 gold S-expressions of the training paths; the retriever is then evaluated on held-out questions by
-Hits@1, answer-set F1 and exact match, plus parse exact match — with the fallback parser, with the
+Hits@1, answer-set F1 and exact match, plus parse exact match — with the rule parser, with the
 LoRA parser, and with the LoRA parser and the community weights switched off. Parse latency
 (p50/p95 per question, one question at a time, on this machine's CPU) is measured on the same
 questions.
@@ -103,10 +103,10 @@ def run_variant(args, variant: str, started: float) -> dict:
     if args.train_only:
         return {"variant": variant, "training": train(args, variant, train_q, adapter, started)}
 
-    from kgpipeline.entity_index import EntityIndexStage
-    from kgpipeline.weights import WeightsStage
     from core.config import EmbedConfig, WeightsConfig
     from core.embed import make_embedder
+    from kgpipeline.entity_index import EntityIndexStage
+    from kgpipeline.weights import WeightsStage
     from spr.eval.pathquestion_kbqa import BASE, kb_quads
     from spr.parsing.lora import LoRAParser, adapter_meta
     from spr.retrieval.semantic_parsing import SemanticParsingRetriever
@@ -119,8 +119,8 @@ def run_variant(args, variant: str, started: float) -> dict:
         embedder = make_embedder(EmbedConfig(), KBLayout(kb_dir).embed_cache)
         print("  entities:", EntityIndexStage(embedder).run(store, kb_dir), flush=True)
         print("  weights:", WeightsStage(WeightsConfig(), BASE).run(store, kb_dir), flush=True)
-        config = SPRConfig(parser="fallback", parser_beams=args.beams, max_new_tokens=64, seed=args.seed)
-        rows = {"fallback": evaluate(SemanticParsingRetriever(store, embedder, kb_dir, config), eval_q)}
+        config = SPRConfig(parser="rules", parser_beams=args.beams, max_new_tokens=64, seed=args.seed)
+        rows = {"rules": evaluate(SemanticParsingRetriever(store, embedder, kb_dir, config), eval_q)}
         training = {}
         if adapter is None or not (adapter / "adapter_config.json").is_file():
             adapter = KBLayout(kb_dir).parser

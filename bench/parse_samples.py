@@ -21,11 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.config import load_config  # noqa: E402
 from core.embed import make_embedder  # noqa: E402
-from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402
 from spr.grounding.sexpr import to_text  # noqa: E402
 from spr.grounding.sexpr_reader import parse  # noqa: E402
-from store.open import open_store  # noqa: E402
+from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402
 from store.layout import KBLayout
+from store.open import open_store  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[1] / "examples" / "eval" / "sample-parses.jsonl"
 
@@ -33,7 +33,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "examples" / "eval" / "sample-pa
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kb", type=Path, required=True)
-    ap.add_argument("--parser", choices=["auto", "fallback", "lora"], default="auto")
+    ap.add_argument("--parser", choices=["auto", "rules", "lora"], default="auto")
     ap.add_argument("--samples", type=Path, default=SAMPLES)
     args = ap.parse_args()
     config = load_config(kb_dir=args.kb)

@@ -87,7 +87,7 @@ def main() -> None:
         # readable examples first: forms with a letter (not a year such as "2030") and at most 5 senses
         # (not a generic word such as "regulation"), then the most mentioned
         by_mentions = sorted(ambiguous, key=lambda s: (not re.search(r"[^\W\d_]", s), len(ambiguous[s]) > 5, -sum(w.count for w in ambiguous[s]), s))
-        for tried, surface in enumerate(by_mentions[: args.max_tries], 1):
+        for tried, surface in enumerate(by_mentions[: args.max_tries], 1):  # noqa: B007 - reported after the loop
             with_w, without = weighted.link(surface), plain.link(surface)
             if with_w and without and with_w[0].entity != without[0].entity:
                 break

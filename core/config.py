@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from core.errors import ConfigError
@@ -40,7 +40,7 @@ class KBConfig(_Section):
 
 
 class OntologyConfig(_Section):
-    """Where the ontologies and SHACL shapes live (relative paths: cwd, then the source tree)."""
+    """Where the ontologies and SHACL shapes live (relative paths: cwd, then the installed copy; see core.resources)."""
 
     dir: Path = Field(Path("ontologies"), description="Folder of OWL ontologies (RDF/XML .owl).")
     shapes_dir: Path = Field(Path("shapes"), description="Folder of SHACL shapes (Turtle).")
@@ -160,7 +160,7 @@ class ServerConfig(_Section):
     )
     max_upload_mb: float = Field(100.0, gt=0, description="Largest update or Graph Store request body.")
     ask_timeout_s: float = Field(180.0, gt=0, description="Deadline of one POST /ask.")
-    web_dir: Path = Field(Path("web"), description="The web page and its npm assets (relative: cwd, then source tree).")
+    web_dir: Path = Field(Path("web"), description="The web page and its npm assets (relative: cwd, then the installed copy).")
 
 
 class WeightsConfig(_Section):
@@ -194,9 +194,14 @@ class QuestionsConfig(_Section):
 class SPRConfig(_Section):
     """The semantic parsing retriever (`policykb parse`, `policykb train-parser`)."""
 
-    parser: Literal["auto", "fallback", "lora"] = Field(
-        "auto", description="'auto' = the LoRA adapter in <kb>/parser when trained, else the rule-based fallback."
+    parser: Literal["auto", "rules", "lora"] = Field(
+        "auto", description="'auto' = the LoRA adapter in <kb>/parser when trained, else the rule parser."
     )
+
+    @field_validator("parser", mode="before")
+    @classmethod
+    def _old_parser_name(cls, value: object) -> object:
+        return "rules" if value == "fallback" else value  # the rule parser's earlier name
     entity_top_k: int = Field(5, ge=1, description="k1: entity candidates kept per label (similarity x weight).")
     relation_top_k: int = Field(3, ge=1, description="k2: relation candidates kept per relation label.")
     surface_search_k: int = Field(20, ge=1, description="Surface forms fetched from FAISS per entity label.")
@@ -295,17 +300,6 @@ class Config(_Section):
     @property
     def kb_dir(self) -> Path:
         return Path(self.kb.dir)
-
-
-def resource_dir(path: Path) -> Path:
-    """A configured folder: as given if it exists, else relative to the source tree.
-
-    Lets ``policykb`` run from any directory in a source checkout while still honouring a
-    user's own ontology folder.
-    """
-    if path.is_absolute() or path.exists():
-        return path
-    return Path(__file__).resolve().parents[1] / path
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, str]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from core.config import Config, resource_dir
+from core.config import Config
+from core.resources import resource_dir
 from core.usage import UsageTracker
 from kgpipeline.controller import IngestController
 from kgpipeline.ontology import read_ontologies

@@ -83,7 +83,7 @@ class Phrasebook:
     def from_ontology(cls, onto: OntologySet) -> Phrasebook:
         wh: dict[str, str] = {}
         bare: set[str] = set()
-        for iri, c in onto.classes.items():
+        for iri in onto.classes:
             lineage = {iri, *onto.ancestors(iri)}
             wh[iri] = next((w for name, w in WH_WORDS if PKB + name in lineage), "What")
             if any(PKB + name in lineage for name in NO_ARTICLE):

@@ -226,7 +226,7 @@ def questions_stage(config: Config, tracker=None, llm_cache: bool | None = None)
     """Factory for ``kgpipeline.pipeline.STAGES``."""
 
     def phrasebook() -> Phrasebook:
-        from core.config import resource_dir
+        from core.resources import resource_dir
         from kgpipeline.ontology import read_ontologies
 
         return Phrasebook.from_ontology(read_ontologies(resource_dir(config.ontology.dir)))

@@ -7,8 +7,9 @@ All records are frozen. Character offsets (``start``/``end``) always index into
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 Category = Literal["general-policy", "legal-regulation", "standard"]
 CATEGORIES: tuple[str, ...] = ("general-policy", "legal-regulation", "standard")

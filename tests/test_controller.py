@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from core.config import IngestConfig
+from core.errors import ModelUnavailableError
+from core.resources import resource_dir
 from kgpipeline.controller import IngestController
 from kgpipeline.extraction import ChunkExtraction, Mention
 from kgpipeline.shacl import ShapeValidator
-from core.config import IngestConfig, resource_dir
-from core.errors import ModelUnavailableError
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB
 

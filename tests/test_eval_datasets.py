@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from kgpipeline.preprocess import load_documents
 from core.errors import InputError
+from kgpipeline.preprocess import load_documents
 from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample, write_corpus
-from spr.eval.records import EvalDataset, EvalQuestion, Passage
 from spr.eval.pathquestion import parse_answers, parse_path, readable
+from spr.eval.records import EvalDataset, EvalQuestion, Passage
 
 DATA = default_data_dir()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data not at {DATA}")

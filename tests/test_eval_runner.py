@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kgpipeline.pipeline import ingest_summary
 from core.config import Config
 from core.errors import InputError
-from spr.eval.records import EvalQuestion
+from kgpipeline.pipeline import ingest_summary
 from spr.eval.harness import evaluate
-from spr.eval.records import EvalRequest
+from spr.eval.records import EvalQuestion, EvalRequest, EvalSettings
 from spr.eval.runner import score
-from spr.eval.records import EvalSettings
 from spr.records import Answer, ChunkRef, Evidence, Trace
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import InputError
 from kgpipeline.classify import classify
 from kgpipeline.extract_lexicon import LexiconExtractor, sentences
 from kgpipeline.lexicon import build_lexicon, normalize_name, singular, trie_pattern, verb_forms
@@ -14,7 +15,6 @@ from kgpipeline.ontology import read_ontologies
 from kgpipeline.preprocess import discover_files, load_documents
 from kgpipeline.records import SourceDocument
 from kgpipeline.segment import segment
-from core.errors import InputError
 from store.vocab import PKB, XSD
 
 ROOT = Path(__file__).resolve().parents[1]

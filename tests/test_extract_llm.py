@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import ModelOutputError, ModelUnavailableError
 from kgpipeline.extract_lexicon import LexiconExtractor
 from kgpipeline.extract_llm import LLMExtractor, build_messages, build_schema, map_answer
 from kgpipeline.ontology import read_ontologies
 from kgpipeline.records import SourceDocument
 from kgpipeline.segment import segment
-from core.errors import ModelOutputError, ModelUnavailableError
 from store.vocab import PKB
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,8 @@ citation handling is under test. The real embedded model runs in tests/test_qa.p
 
 from __future__ import annotations
 
+from core.llm.base import LLM, Completion, Request
+from core.usage import Usage, UsageTracker
 from spr.fuse import fuse
 from spr.generate import (
     ExtractiveGenerator,
@@ -19,8 +21,6 @@ from spr.generate import (
 )
 from spr.records import ABSTAIN, ChunkRef, Evidence, Fact
 from spr.verbalize import verbalize
-from core.llm.base import LLM, Completion, Request
-from core.usage import Usage, UsageTracker
 
 B = "https://example.org/"
 ACT_TEXT = (

@@ -14,8 +14,8 @@ import pytest
 import rdflib
 from rdflib.namespace import OWL, RDF
 
-from kgpipeline.ontology import CATEGORY_ONTOLOGY, read_ontologies
 from core.errors import InputError
+from kgpipeline.ontology import CATEGORY_ONTOLOGY, read_ontologies
 from store.vocab import DCTERMS, ELI, ONTOLOGY_BASE, PKB, PROV, XSD
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Parsers: the rule-based fallback over the real ontology lexicon, LoRA training/reload (slow), and
+"""Parsers: the rule parser over the real ontology lexicon, LoRA training/reload (slow), and
 ``policykb parse`` / ``policykb train-parser`` through click's CliRunner."""
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from core.config import SPRConfig
+from core.resources import resource_dir
 from policykb.cli import cli
-from core.config import SPRConfig, resource_dir
-from spr.parsing.rules import RuleParser, stem
-from spr.parsing.lora import LoRAParser, parse_outputs, prompt
-from spr.parsing.factory import load_parser
 from spr.grounding.relations import read_terms
 from spr.grounding.sexpr import to_text
 from spr.grounding.sexpr_reader import parse
+from spr.parsing.factory import load_parser
+from spr.parsing.lora import LoRAParser, parse_outputs, prompt
+from spr.parsing.rules import RuleParser, stem
 from spr.parsing.synth import Example, split_dev, synthesize, verb_forms
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
@@ -45,17 +46,17 @@ def properties():
          "(JOIN (R [ establishes ]) [ Decision on the Establishment of the Center ])"),
     ],
 )  # fmt: skip
-def test_fallback_question_forms(properties, question, expected):
+def test_rule_parser_question_forms(properties, question, expected):
     top = RuleParser(properties).parse(question)[0]
     assert top.text == expected and to_text(parse(top.text)) == expected
 
 
-def test_fallback_when_question_offers_a_date_reading_first(properties):
+def test_rule_parser_when_question_offers_a_date_reading_first(properties):
     out = RuleParser(properties).parse("When must the Solar Monitoring Center be established?")
     assert out[0].text == "(JOIN (R [ date ]) [ Solar Monitoring Center ])" and out[0].score > out[1].score
 
 
-def test_fallback_chains_relations_nearest_the_entity_first():
+def test_rule_parser_chains_relations_nearest_the_entity_first():
     from spr.grounding.relations import Term
 
     lexicon = {f"https://x.org/{r}": Term(f"https://x.org/{r}", r) for r in ("children", "gender")}
@@ -65,7 +66,7 @@ def test_fallback_chains_relations_nearest_the_entity_first():
     assert parser.parse("abaqa_khan 's children 's gender ?")[0].text == expected
 
 
-def test_fallback_gives_up_without_a_relation_phrase(properties):
+def test_rule_parser_gives_up_without_a_relation_phrase(properties):
     assert RuleParser(properties).parse("Tell me a joke") == []
 
 
@@ -103,10 +104,10 @@ def test_synthesis_forms_and_split_by_logical_form():
     assert not {e.sexpr for e in train} & {e.sexpr for e in dev}
 
 
-def test_load_parser_without_adapter_is_the_fallback(tmp_path, properties):
-    assert isinstance(load_parser("auto", tmp_path, properties), RuleParser)
+def test_load_parser_without_adapter_is_the_rule_parser(tmp_path, properties):
+    assert isinstance(load_parser("auto", tmp_path, properties, 1, 96), RuleParser)
     with pytest.raises(Exception, match="no parser adapter"):
-        load_parser("lora", tmp_path, properties)
+        load_parser("lora", tmp_path, properties, 1, 96)
 
 
 @pytest.mark.slow
@@ -153,7 +154,7 @@ def cli_kb(tmp_path_factory):
 def test_cli_parse(cli_kb):
     result = CliRunner().invoke(cli, ["--kb", str(cli_kb), "parse", "Who issued the National Solar Plan?", "--explain"])
     assert result.exit_code == 0, result.output
-    assert "parser      fallback" in result.output
+    assert "parser      rules" in result.output
     assert "s-expr      (JOIN [ issues ] [ National Solar Plan ])" in result.output
     assert "SELECT DISTINCT ?x" in result.output
     assert "triple      Energy Bureau (National) | issues | National Solar Plan" in result.output
@@ -165,7 +166,7 @@ def test_cli_parse_json(cli_kb):
     result = CliRunner().invoke(cli, ["--kb", str(cli_kb), "parse", "What did the National Energy Bureau establish?", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # progress bars of model loading go to stderr
-    assert data["parser"] == "fallback" and data["answers"][0]["label"] == "Solar Monitoring Center"
+    assert data["parser"] == "rules" and data["answers"][0]["label"] == "Solar Monitoring Center"
     assert data["triples"][0]["graphs"] and data["sparql"].startswith("SELECT")
 
 

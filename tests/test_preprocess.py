@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import InputError
 from kgpipeline.preprocess import (
     clean_text,
     detect_format,
@@ -18,7 +19,6 @@ from kgpipeline.preprocess import (
     strip_inline_headers,
     strip_page_furniture,
 )
-from core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "examples" / "corpus"

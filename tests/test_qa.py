@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.kbs import corpus_kb
 
 from core.errors import InputError, ModelUnavailableError
 from spr.records import ABSTAIN
-from support.kbs import corpus_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "examples" / "corpus"

@@ -11,6 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.config import QuestionsConfig, load_config
+from core.embed import Embedder
+from core.errors import ModelOutputError, StoreError
+from core.llm.base import LLM, Completion
+from core.resources import resource_dir
+from core.usage import Usage
 from kgpipeline.ontology import read_ontologies
 from kgpipeline.question_templates import (
     EntityView,
@@ -22,16 +28,11 @@ from kgpipeline.question_templates import (
     sentence_questions,
 )
 from kgpipeline.questions import ChunkContent, QuestionsStage, build_question_bank, llm_questions, representatives
-from core.config import QuestionsConfig, load_config, resource_dir
-from core.embed import Embedder
-from core.errors import ModelOutputError, StoreError
-from core.llm.base import LLM, Completion
-from core.usage import Usage
 from spr.retrieval.question_bank import QuestionBankRetriever
+from store.layout import KBLayout
 from store.oxigraph_store import OxigraphStore
 from store.question_index import load_question_bank, question_bank_dir
 from store.vocab import PKB
-from store.layout import KBLayout
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 
@@ -208,8 +209,8 @@ def _write_chunks(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_question_bank_on_the_sample_corpus(tmp_path):
-    from kgpipeline.pipeline import STAGES, build_controller
     from core.embed import make_embedder
+    from kgpipeline.pipeline import STAGES, build_controller
 
     config = load_config(kb_dir=tmp_path / "kb")
     store = OxigraphStore()

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from support.kbs import corpus_kb
 
 README = Path(__file__).resolve().parents[1] / "README.md"

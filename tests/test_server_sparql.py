@@ -16,7 +16,6 @@ import httpx
 import pyoxigraph as ox
 import pytest
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
-
 from support.kbs import ROOT, build_sample_kb
 from support.servers import HeldEndpoint, held_sparql_endpoint, policykb_server, wait_until
 
@@ -477,11 +476,11 @@ def test_health_openapi_and_docs(server):
 def test_remote_store_backend(tmp_path):
     """Over a remote SPARQL store (here `oxigraph serve`) the endpoint works through the RDFStore API."""
     from fastapi.testclient import TestClient
+    from support.servers import oxigraph_server
 
     from core.config import load_config
     from policykb.server.app import create_app
     from store.remote import SparqlEndpointStore
-    from support.servers import oxigraph_server
 
     with oxigraph_server(tmp_path / "oxigraph") as base:
         store = SparqlEndpointStore(f"{base}/query", f"{base}/update", f"{base}/store")

@@ -5,7 +5,25 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from spr.grounding.sexpr import TC, And, Arg, Class, Compare, Count, Entity, Iri, Join, Label, Relation, SExprError, Value, hops, is_grounded, labels, to_text
+from spr.grounding.sexpr import (
+    TC,
+    And,
+    Arg,
+    Class,
+    Compare,
+    Count,
+    Entity,
+    Iri,
+    Join,
+    Label,
+    Relation,
+    SExprError,
+    Value,
+    hops,
+    is_grounded,
+    labels,
+    to_text,
+)
 from spr.grounding.sexpr_reader import parse
 
 CANONICAL = [

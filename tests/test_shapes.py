@@ -14,10 +14,10 @@ import rdflib
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.namespace import RDF, SH
 
-from kgpipeline.ontology import read_ontologies
-from kgpipeline.shapes import GENERATED_DIR, SHAPES_NS, generate_shapes, write_shapes
-from kgpipeline.shacl import ShapeValidator, ValidationReport, Violation, load_shapes_graph
 from core.errors import InputError
+from kgpipeline.ontology import read_ontologies
+from kgpipeline.shacl import ShapeValidator, ValidationReport, Violation, load_shapes_graph
+from kgpipeline.shapes import GENERATED_DIR, SHAPES_NS, generate_shapes, write_shapes
 from store.vocab import PKB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -300,7 +300,7 @@ def test_sample_kb_content():
     # Every named graph is named by a chunk and holds only relation triples (no rdf:type).
     named = {g for _s, _p, _o, g in quads if g is not None and g != DATASET_DEFAULT_GRAPH_ID}
     assert named and all((g, RDF.type, pkb.Chunk) in flat for g in named)
-    for s, p, o, g in quads:
+    for _s, p, _o, g in quads:
         if g in named:
             assert p != RDF.type and str(p).startswith(PKB)
 

@@ -1,20 +1,22 @@
 """The semantic parsing retriever end to end: examples/corpus ingested by the real pipeline (lexicon
-extractor, writer, derived stages), questions answered with the fallback parser."""
+extractor, writer, derived stages), questions answered with the rule parser."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from kgpipeline.pipeline import STAGES, build_controller, derived_stages
-from core.config import Config, KBConfig, resource_dir
+
+from core.config import Config, KBConfig
 from core.embed import make_embedder
+from core.resources import resource_dir
+from kgpipeline.pipeline import STAGES, build_controller, derived_stages
 from spr.parsing.rules import RuleParser
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever
+from store.layout import KBLayout
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB
-from store.layout import KBLayout
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 
@@ -41,13 +43,13 @@ def _chunk_text(store, graph: str) -> str:
     return rows[0]["t"].value if rows else ""
 
 
-def test_without_adapter_the_fallback_parser_is_used(retriever):
+def test_without_adapter_the_rule_parser_is_used(retriever):
     assert isinstance(retriever.parser, RuleParser)
 
 
 def test_who_issued_the_national_solar_plan(retriever):
     result = retriever.retrieve("Who issued the National Solar Plan?")
-    assert result.parser == "fallback"
+    assert result.parser == "rules"
     assert result.sexpr == "(JOIN [ issues ] [ National Solar Plan ])"
     assert [a.label for a in result.answers] == ["Energy Bureau (National)"]
     assert result.grounded.startswith("(JOIN pkb:issues <")

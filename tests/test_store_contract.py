@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
+from support.servers import free_port, oxigraph_server
 
 from core.errors import InputError, QuerySyntaxError, StoreConnectionError, UnsupportedOperationError
 from store.base import AskResult, GraphResult, SelectResult
 from store.oxigraph_store import OxigraphStore
 from store.remote import SparqlEndpointStore
-from support.servers import free_port, oxigraph_server
 
 EX = "http://example.org/"
 G1, G2 = NamedNode(EX + "g1"), NamedNode(EX + "g2")

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from support.kbs import QUESTION  # ask_server, the session-scoped server, comes from conftest.py
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.config import WeightsConfig, load_config
+from core.errors import InputError
 from kgpipeline.surface_counts import (
     CorpusChunk,
     SurfaceDictionary,
@@ -27,8 +29,6 @@ from kgpipeline.weights import (
     link_weights,
     priors,
 )
-from core.config import WeightsConfig, load_config
-from core.errors import InputError
 from store.disambiguation import LinkWeight, links_by_surface, normalize_surface, read_link_weights, weights_graph
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB, SKOS

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from core.config import default_toml, resource_dir
+from core.config import default_toml
 from core.errors import InputError
+from core.resources import resource_dir
 from policykb.cli.app import AppContext, one_line_errors
 from store.layout import KBLayout
 from store.vocab import declare_prefixes

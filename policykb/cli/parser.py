@@ -30,7 +30,7 @@ def _retriever(app: AppContext, parser_kind: str | None):
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.option("--explain", is_flag=True, help="Also list entity and relation candidates with their scores.")
-@click.option("--parser", "parser_kind", type=click.Choice(["auto", "fallback", "lora"]), help="Override [spr] parser.")
+@click.option("--parser", "parser_kind", type=click.Choice(["auto", "rules", "lora"]), help="Override [spr] parser.")
 @click.pass_obj
 @one_line_errors
 def parse_command(app: AppContext, question: str, as_json: bool, explain: bool, parser_kind: str | None) -> None:

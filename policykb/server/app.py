@@ -21,8 +21,9 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core.config import ANSWER_KINDS, Config, resource_dir
+from core.config import ANSWER_KINDS, Config
 from core.errors import ModelUnavailableError
+from core.resources import resource_dir
 from policykb.server.errors import ErrorBody, install_error_handlers
 from policykb.server.protocol import HANDLERS, OPENAPI_PATHS, sparql_protocol
 from policykb.server.state import QAOpener, QAService, ServerState

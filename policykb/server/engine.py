@@ -13,7 +13,6 @@ one line per row, cut there and re-serialized natively in the requested format.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass
 

@@ -57,9 +57,11 @@ class Grounding:
 
 @dataclass(frozen=True)
 class GroundingOptions:
-    beam: int = 8
-    anchor_limit: int = 50
-    class_drop_penalty: float = 0.5
+    """From ``[spr]``: ``beam``, ``anchor_limit``, ``class_drop_penalty`` (see :class:`core.config.SPRConfig`)."""
+
+    beam: int
+    anchor_limit: int
+    class_drop_penalty: float
 
 
 class Grounder:
@@ -69,7 +71,7 @@ class Grounder:
         linker: EntityLinker,
         relations: RelationMatcher,
         classes: ClassMatcher,
-        options: GroundingOptions = GroundingOptions(),
+        options: GroundingOptions,
     ):
         self.store = store
         self.linker = linker

@@ -17,6 +17,7 @@ prefixed name of a well-known prefix (``pkb:issues``). Values are numbers (``12`
 spaces, labels with collapsed whitespace. Malformed input raises :class:`SExprError` (an
 ``InputError``) naming the character position.
 
+    >>> from spr.grounding.sexpr_reader import parse
     >>> to_text(parse("(count (join (r [supports ])  [ Notice on  PV ]))"))
     '(COUNT (JOIN (R [ supports ]) [ Notice on PV ]))'
 """

@@ -10,9 +10,9 @@ from spr.parsing.rules import RuleParser
 from store.layout import KBLayout
 
 
-def load_parser(kind: str, kb_dir: Path, properties, beams: int = 1, max_new_tokens: int = 96) -> SemanticParser:
-    """The configured parser: 'lora' (adapter required), 'fallback', or 'auto' (LoRA when an
-    adapter was trained for this KB, else the fallback)."""
+def load_parser(kind: str, kb_dir: Path, properties, beams: int, max_new_tokens: int) -> SemanticParser:
+    """The configured parser: 'lora' (adapter required), 'rules', or 'auto' (LoRA when an
+    adapter was trained for this KB, else the rules)."""
     adapter = KBLayout(kb_dir).parser
     if kind == "lora" or (kind == "auto" and (adapter / "adapter_config.json").is_file()):
         labels = sorted({text for term in properties.values() for text in term.texts})

@@ -1,4 +1,4 @@
-"""The deterministic fallback parser: question patterns → a labelled S-expression, no model.
+"""The rule parser (no model; the parser of a KB without a trained adapter): question patterns → a labelled S-expression, no model.
 
 It recognizes the relation phrase from the ontology's property labels and altLabels (matched on
 crude stems, so "issued", "issues" and "issue" agree), takes the entity from the rest of the
@@ -37,7 +37,7 @@ from spr.grounding.sexpr import (
 )
 from spr.parsing.candidate import ParseCandidate
 
-NAME = "fallback"
+NAME = "rules"
 _WORD = re.compile(r"\w+(?:[-.:/]\w+)*|'s\b")
 _STOP = frozenset(
     "of in by on at to for the a an as is be before after within under about from with least and or "

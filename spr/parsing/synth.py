@@ -122,7 +122,7 @@ def read_facts(store: RDFStore, limit: int = 5000) -> list[_Fact]:
     for r in rows:
         if r["p"].value in EXCLUDED:  # type: ignore[union-attr]
             continue
-        get = lambda k: r[k].value if r[k] is not None else ""  # noqa: E731
+        get = lambda k, r=r: r[k].value if r[k] is not None else ""  # noqa: E731
         facts.append(_Fact(get("s"), get("p"), get("o"), get("sn"), get("on"), get("stype"), get("otype")))
     return facts
 

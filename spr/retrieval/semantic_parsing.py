@@ -1,6 +1,6 @@
 """The Semantic Parsing Retriever (SPR-RAG, Algorithm 1).
 
-    parse the question → ranked labelled S-expressions (LoRA beams, or the fallback parser)
+    parse the question → ranked labelled S-expressions (LoRA beams, or the rule parser)
     for each parse, best first:
         ground it: entities by similarity × disambiguation weight (top-k1), relations among
         those adjacent to the candidates (top-k2), hop by hop → ranked grounded variants
@@ -34,8 +34,8 @@ from spr.grounding.relations import (
     term_for,
 )
 from spr.grounding.sexpr import to_text
-from spr.parsing.factory import load_parser
 from spr.parsing.candidate import ParseCandidate, SemanticParser
+from spr.parsing.factory import load_parser
 from spr.records import Fact
 from spr.verbalize import label_from_iri
 from store.base import RDFStore
@@ -58,7 +58,7 @@ class AnswerValue:
 class SPRResult:
     """What the retriever found and how.
 
-    ``parser`` names the parser used ("lora" or "fallback"); ``parses`` are its ranked outputs.
+    ``parser`` names the parser used ("lora" or "rules"); ``parses`` are its ranked outputs.
     ``sexpr``/``grounded``/``sparql`` belong to the variant that answered (or, when none did, the
     top parse and the first variant tried). ``triples`` are the hop triples with the chunk graphs
     that state them. ``entities``/``relations`` are the candidates of the answering variant (all

@@ -41,7 +41,8 @@ def corpus_kb(tmp_path_factory) -> Path:
     kb = tmp_path_factory.getbasetemp() / "qa" / "kb"
     if (kb / "store").is_dir():
         return kb
-    from core.config import load_config, resource_dir
+    from core.config import load_config
+    from core.resources import resource_dir
     from kgpipeline.pipeline import build_controller
     from store.layout import KBLayout
     from store.ontologies import put_ontologies

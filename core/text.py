@@ -1,0 +1,230 @@
+"""English text helpers shared by indexing and answering: sentence splitting and crude morphology.
+
+Both are rule-based and deterministic. The morphology is just enough for matching policy text
+against ontology labels ("issues", "issued", "issuing" against "issue"); it is not a lemmatizer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
+
+# --- sentences ----------------------------------------------------------------------------------
+
+# Words that end in a full stop without ending a sentence: legal references ("Art. 5",
+# "Regulation (EU) No. 2021/1119", "p. 12") and Latin ("e.g.", "i.e.", "cf.", "vs."). Case matters:
+# "no." at the end of a sentence is a word, "No. 5" a number.
+ABBREVIATIONS = ("No.", "Nos.", "Art.", "Arts.", "para.", "p.", "pp.", "cf.", "e.g.", "i.e.", "vs.")
+# The lookbehinds come after the punctuation so that they run only there, not at every position.
+_NOT_ABBREVIATION = "".join(rf"(?<!\b{re.escape(a)})" for a in ABBREVIATIONS)
+# A cut falls after a run of line breaks, or after . ! ? ; followed by a blank (";" too: legal
+# sub-clauses read as sentences). With a capital required, the next word must start with a capital
+# or a digit, optionally after an opening quote or bracket: a full stop before a lower-case word is
+# more likely an abbreviation nobody listed ("approx. the") than a sentence end.
+_CUT_ANY = re.compile(r"\n+|[.!?;](?=\s)" + _NOT_ABBREVIATION)
+_CUT_CAPITAL = re.compile(r"\n+|[.!?;](?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])" + _NOT_ABBREVIATION)
+
+
+def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the sentences and lines of ``text``, in order.
+
+    A sentence ends at a line break and at . ! ? or ; before a blank, except after the
+    :data:`ABBREVIATIONS`; with ``require_capital`` (the default) only when the next word starts
+    with a capital or a digit. With ``trim`` (the default) the spans exclude surrounding blanks and
+    blank lines are no sentence; without it the spans tile the text from its first sentence on:
+    each runs from the end of the one before, and blank lines join the sentence before them.
+
+    >>> text = "See Art. 5. It applies; e.g. to grids.\\n\\nNext"
+    >>> [text[a:b] for a, b in sentence_spans(text)]
+    ['See Art. 5.', 'It applies; e.g. to grids.', 'Next']
+    >>> [text[a:b] for a, b in sentence_spans(text, require_capital=False, trim=False)]
+    ['See Art. 5.', ' It applies;', ' e.g. to grids.\\n\\n', 'Next']
+    """
+    cut = _CUT_CAPITAL if require_capital else _CUT_ANY
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for end in [*(m.end() for m in cut.finditer(text)), len(text)]:
+        if text[start:end].strip():
+            spans.append((start, end))
+        elif spans:
+            spans[-1] = (spans[-1][0], end)
+        start = end
+    if not trim:
+        return spans
+    out = []
+    for a, b in spans:
+        piece = text[a:b]
+        a += len(piece) - len(piece.lstrip())
+        out.append((a, a + len(piece.strip())))
+    return out
+
+
+def split_sentences(text: str, *, require_capital: bool = True) -> list[str]:
+    """The sentences of ``text`` (see :func:`sentence_spans`), blanks trimmed.
+
+    >>> split_sentences("Regulation (EU) No. 2021/1119 applies. Targets: 12 GW; see p. 4.")
+    ['Regulation (EU) No. 2021/1119 applies.', 'Targets: 12 GW; see p. 4.']
+    """
+    return [text[a:b] for a, b in sentence_spans(text, require_capital=require_capital)]
+
+
+# --- morphology ---------------------------------------------------------------------------------
+
+# The one irregular-verb table: base → (simple past, past participle). Verbs of the ontologies'
+# labels ("build", "set up", "lay down", "undertake") and of policy prose. "find" is left out on
+# purpose: its past "found" is also a verb of the ontologies ("found" = establish, regular).
+IRREGULAR_VERBS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "bear": ("bore", "borne"), "bring": ("brought", "brought"), "build": ("built", "built"),
+    "choose": ("chose", "chosen"), "draw": ("drew", "drawn"), "give": ("gave", "given"), "have": ("had", "had"),
+    "hold": ("held", "held"), "keep": ("kept", "kept"), "lay": ("laid", "laid"), "lead": ("led", "led"),
+    "make": ("made", "made"), "meet": ("met", "met"), "pay": ("paid", "paid"), "put": ("put", "put"),
+    "seek": ("sought", "sought"), "send": ("sent", "sent"), "set": ("set", "set"), "show": ("showed", "shown"),
+    "spend": ("spent", "spent"), "strive": ("strove", "striven"), "take": ("took", "taken"),
+    "undertake": ("undertook", "undertaken"), "withdraw": ("withdrew", "withdrawn"), "write": ("wrote", "written"),
+})  # fmt: skip
+_IRREGULAR_THIRD = MappingProxyType({"be": "is", "have": "has", "do": "does", "go": "goes"})
+_THIRD_TO_BASE = MappingProxyType({third: base for base, third in _IRREGULAR_THIRD.items()})
+_PAST_TO_BASE = MappingProxyType({form: base for base, forms in IRREGULAR_VERBS.items() for form in forms})
+_VOWELS = "aeiou"
+# One syllable ending consonant-vowel-consonant doubles its consonant: "set" → "setting", "ban" →
+# "banned" (not w, x, y: "fix" → "fixing"). Longer verbs stressed at the end ("submit") are not
+# caught; "refer" → "refered" is a known miss, but a rule that doubled them would double "offer".
+_DOUBLES = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")
+
+
+def _consonant_y(word: str) -> bool:
+    return word.endswith("y") and word[-2:-1] not in _VOWELS
+
+
+def _add_s(word: str) -> str:
+    """The -s form, the same spelling for plural nouns and third-person verbs."""
+    if _consonant_y(word):
+        return word[:-1] + "ies"
+    if word.endswith(("s", "sh", "ch", "x", "z")):
+        return word + "es"
+    return word + "s"
+
+
+def _strip_s(word: str) -> str:
+    """Undo :func:`_add_s` where that is safe; any other word is returned as it is. "-us" and "-is"
+    are kept ("bus", "status", "analysis") unless they are "-aus"/"-eus" ("bureaus")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and (word.endswith(("aus", "eus")) or not word.endswith(("ss", "us", "is"))):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def singular(noun: str) -> str:
+    """The lower-cased singular of a noun, for matching head nouns against cue words.
+
+    >>> [singular(w) for w in ("Bureaus", "authorities", "taxes", "bus", "analysis", "children")]
+    ['bureau', 'authority', 'tax', 'bus', 'analysis', 'children']
+    """
+    return _strip_s(noun.lower())
+
+
+def plural(noun: str) -> str:
+    """The plural of a noun (regular nouns only).
+
+    >>> [plural(w) for w in ("policy", "agency", "tax", "branch", "plan", "day")]
+    ['policies', 'agencies', 'taxes', 'branches', 'plans', 'days']
+    """
+    return _add_s(noun)
+
+
+def third_person(verb: str) -> str:
+    """The third person singular of a base verb.
+
+    >>> [third_person(v) for v in ("issue", "apply", "establish", "focus", "have", "deploy")]
+    ['issues', 'applies', 'establishes', 'focuses', 'has', 'deploys']
+    """
+    return _IRREGULAR_THIRD.get(verb) or _add_s(verb)
+
+
+def verb_base(verb: str) -> str:
+    """The base of a third-person verb (the inverse of :func:`third_person`); any other word is
+    returned as it is, so ``verb_base(w) != w`` tells a third person.
+
+    >>> [verb_base(v) for v in ("issues", "applies", "establishes", "has", "set", "children")]
+    ['issue', 'apply', 'establish', 'have', 'set', 'children']
+    """
+    return _THIRD_TO_BASE.get(verb) or _strip_s(verb)
+
+
+def _regular_ed(verb: str) -> str:
+    if _consonant_y(verb):
+        return verb[:-1] + "ied"
+    if verb.endswith("e"):
+        return verb + "d"
+    return verb + verb[-1] + "ed" if _DOUBLES.fullmatch(verb) else verb + "ed"
+
+
+def past_tense(verb: str) -> str:
+    """The simple past of a base verb ("Who gave ...?").
+
+    >>> [past_tense(v) for v in ("issue", "apply", "give", "found", "ban")]
+    ['issued', 'applied', 'gave', 'founded', 'banned']
+    """
+    return IRREGULAR_VERBS[verb][0] if verb in IRREGULAR_VERBS else _regular_ed(verb)
+
+
+def past_participle(verb: str) -> str:
+    """The past participle of a base verb ("... is given by ...").
+
+    >>> [past_participle(v) for v in ("issue", "apply", "give", "set", "undertake")]
+    ['issued', 'applied', 'given', 'set', 'undertaken']
+    """
+    return IRREGULAR_VERBS[verb][1] if verb in IRREGULAR_VERBS else _regular_ed(verb)
+
+
+def present_participle(verb: str) -> str:
+    """The -ing form of a base verb.
+
+    >>> [present_participle(v) for v in ("issue", "set", "aim", "see", "tie", "establish")]
+    ['issuing', 'setting', 'aiming', 'seeing', 'tying', 'establishing']
+    """
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith("ee"):
+        return verb[:-1] + "ing"
+    return verb + verb[-1] + "ing" if _DOUBLES.fullmatch(verb) else verb + "ing"
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude lower-cased stem: inflections of one word meet ("issue", "issues", "issued",
+    "issuing" → "issu"), irregular past forms meet their base ("built" → "build"). For matching
+    only; the stem is often not a word.
+
+    >>> [stem(w) for w in ("issue", "issues", "issued", "issuing", "Policies", "policy", "built")]
+    ['issu', 'issu', 'issu', 'issu', 'polici', 'polici', 'build']
+    >>> {stem(w) for w in ("exceed", "exceeds", "exceeded", "exceeding")}
+    {'exceed'}
+    """
+    w = word.lower()
+    w = _PAST_TO_BASE.get(w, w)
+    if len(w) <= 3:
+        return w
+    if w.endswith(("ies", "ied")):
+        w = w[:-3] + "i"
+    elif w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+    elif w.endswith("ed") and not w.endswith("eed") and len(w) > 4:  # "exceed" is no past tense
+        w = w[:-2]
+    elif w.endswith("es") and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if w.endswith("y"):
+        w = w[:-1] + "i"
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "submitt" → "submit"
+    return w
