@@ -37,7 +37,7 @@ QUESTIONS = [
     "What is the capital of France?",
     "How many nuclear power plants does Nordland operate?",
 ]
-MODES = ("dual", "spr", "k", "vector")
+MODES = ("dual", "spr", "questions", "vector")
 
 
 def build_kb(folder: Path) -> Path:

@@ -12,7 +12,6 @@ Usage (after `policykb --kb KB ingest examples/corpus` and, for the LoRA parser,
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.config import load_config  # noqa: E402
 from core.embed import make_embedder  # noqa: E402
+from core.jsonl import read_jsonl  # noqa: E402
 from spr.grounding.sexpr import to_text  # noqa: E402
 from spr.grounding.sexpr_reader import parse  # noqa: E402
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402
@@ -40,7 +40,7 @@ def main() -> None:
     store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri, read_only=True)
     spr_config = config.spr.model_copy(update={"parser": args.parser})
     retriever = SemanticParsingRetriever(store, make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache), config.kb_dir, spr_config)
-    rows = [json.loads(line) for line in args.samples.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [row for _, row in read_jsonl(args.samples)]
     correct = 0
     for row in rows:
         t = time.perf_counter()

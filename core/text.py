@@ -89,9 +89,10 @@ _THIRD_TO_BASE = MappingProxyType({third: base for base, third in _IRREGULAR_THI
 _PAST_TO_BASE = MappingProxyType({form: base for base, forms in IRREGULAR_VERBS.items() for form in forms})
 _VOWELS = "aeiou"
 # One syllable ending consonant-vowel-consonant doubles its consonant: "set" → "setting", "ban" →
-# "banned" (not w, x, y: "fix" → "fixing"). Longer verbs stressed at the end ("submit") are not
-# caught; "refer" → "refered" is a known miss, but a rule that doubled them would double "offer".
-_DOUBLES = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")
+# "banned" (not w, x, y: "fix" → "fixing"; "y" is a vowel before that: "system"). Longer verbs
+# stressed at the end ("submit") are not caught: "refer" → "refered" is a known miss, but a rule
+# that doubled them would double "offer" too.
+_DOUBLES = re.compile(r"[^aeiouy]+[aeiou][^aeiouwxy]")
 
 
 def _consonant_y(word: str) -> bool:
@@ -149,7 +150,8 @@ def third_person(verb: str) -> str:
 
 def verb_base(verb: str) -> str:
     """The base of a third-person verb (the inverse of :func:`third_person`); any other word is
-    returned as it is, so ``verb_base(w) != w`` tells a third person.
+    returned as it is, so ``verb_base(w) != w`` tells a third person. "-ses" is read as "-se" +
+    "s" ("uses", "imposes"), so a base ending in "-s" does not come back ("focuses" → "focuse").
 
     >>> [verb_base(v) for v in ("issues", "applies", "establishes", "has", "set", "children")]
     ['issue', 'apply', 'establish', 'have', 'set', 'children']
@@ -206,11 +208,13 @@ def stem(word: str) -> str:
     ['issu', 'issu', 'issu', 'issu', 'polici', 'polici', 'build']
     >>> {stem(w) for w in ("exceed", "exceeds", "exceeded", "exceeding")}
     {'exceed'}
+    >>> [stem(w) for w in ("2000", "50,000", "submitted", "submits")]
+    ['2000', '50,000', 'submit', 'submit']
     """
     w = word.lower()
     w = _PAST_TO_BASE.get(w, w)
-    if len(w) <= 3:
-        return w
+    if len(w) <= 3 or any(c.isdigit() for c in w):
+        return w  # "2000" is not "200" doubled
     if w.endswith(("ies", "ied")):
         w = w[:-3] + "i"
     elif w.endswith("ing") and len(w) > 5:

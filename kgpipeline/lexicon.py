@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from types import MappingProxyType
 
+from core.text import past_participle, past_tense, present_participle, singular, third_person
 from kgpipeline.ontology import OntologySet
 from store.vocab import PKB
 
@@ -74,12 +74,6 @@ _NOT_A_VERB = FUNCTION_WORDS | {
     "no", "not", "at", "with", "due", "is", "are", "means", "applicable", "competent", "responsible",
     "goal", "terms", "normative", "jurisdiction", "deadline", "scope", "key", "as", "community",
     "candidate", "has", "links", "belongs", "member", "tagged", "weighted", "grouped",
-}  # fmt: skip
-_IRREGULAR = {
-    "build": ("built",), "set": ("set",), "put": ("put",), "lay": ("laid",), "bear": ("bore", "borne"),
-    "undertake": ("undertook", "undertaken"), "give": ("gave", "given"), "seek": ("sought",),
-    "strive": ("strove", "striven"), "take": ("took", "taken"), "draw": ("drew", "drawn"),
-    "found": ("founded",), "hold": ("held",), "make": ("made",), "lead": ("led",),
 }  # fmt: skip
 _SPELLING = {"centre": "center", "centres": "centers", "programme": "program", "programmes": "programs",
              "organisation": "organization", "organisations": "organizations", "metre": "meter",
@@ -144,19 +138,6 @@ def normalize_name(text: str) -> str:
     return " ".join(_SPELLING.get(w, w) for w in words).strip()
 
 
-@lru_cache(maxsize=65536)
-def singular(word: str) -> str:
-    """Crude English singular for matching head nouns against cues (bureaus → bureau)."""
-    w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and (w.endswith(("aus", "eus")) or not w.endswith(("ss", "us", "is"))):
-        return w[:-1]
-    return w
-
-
 def verb_forms(phrase: str) -> dict[str, bool]:
     """Surface forms of a trigger phrase, inflecting its first word as a verb; the value says
     whether the form is a past participle of an active verb (so "X is <form> by Y" is passive).
@@ -169,17 +150,8 @@ def verb_forms(phrase: str) -> dict[str, bool]:
         return {f"{b} {rest}": False for b in ("be", "is", "are", "was", "were", "been", "being")}
     if verb in _NOT_A_VERB or verb.endswith("ed"):
         return {phrase.lower(): False}
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        s, ed = verb[:-1] + "ies", verb[:-1] + "ied"
-    elif verb.endswith(("s", "sh", "ch", "x", "z")):
-        s, ed = verb + "es", verb + "ed"
-    else:
-        s, ed = verb + "s", (verb + "d" if verb.endswith("e") else verb + "ed")
-    ing = (verb[:-1] if verb.endswith("e") and not verb.endswith("ee") else verb) + "ing"
-    if len(verb) == 3 and verb[1] in "aeiou" and verb[2] not in "aeiouwxy":
-        ing = verb + verb[2] + "ing"  # set → setting
-    forms: dict[str, bool] = {verb + tail: False, s + tail: False, ing + tail: False}
-    for past in _IRREGULAR.get(verb, (ed,)):
+    forms: dict[str, bool] = {f + tail: False for f in (verb, third_person(verb), present_participle(verb))}
+    for past in dict.fromkeys((past_tense(verb), past_participle(verb))):
         forms[past + tail] = True
     return forms
 

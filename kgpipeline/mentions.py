@@ -13,11 +13,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
+from core.text import sentence_spans, singular
 from kgpipeline.lexicon import (
     EU_MEMBER_STATES,
     CategoryLexicon,
     normalize_name,
-    singular,
     trie_pattern,
 )
 
@@ -55,9 +55,6 @@ class Candidate:
     alias: str = ""  # an acronym the document defined (see DocContext.aliases)
 
 
-# The lookbehinds come after the punctuation so that they run only there, not at every position.
-_SENT_END = re.compile(r"\n+|[.!?;](?=\s)(?<!\bNo\.)(?<!\bArt\.)(?<!\bp\.)(?<!\bpp\.)(?<!\bcf\.)"
-                       r"(?<!e\.g\.)(?<!i\.e\.)(?<!\bvs\.)")  # fmt: skip
 _CAP = r"[A-Z][\w'\u2019\-]*\+?"
 _CODE = r"(?:\([A-Z][A-Za-z]*\)[ \t]*)?(?:No\.?[ \t]*)?\d+(?:[/:.\-\u2013]\d+)*(?!\w)"
 _ACRONYM = r"\([A-Z][A-Z0-9+\-]*\)"
@@ -99,17 +96,9 @@ _OF_AMOUNT = re.compile(r"\s+of\s+(?:up to\s+|at least\s+|at most\s+|about\s+)?"
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans: cut at line breaks and at . ! ? ; before whitespace (not after "No", "e.g")."""
-    out, start = [], 0
-    for m in _SENT_END.finditer(text):
-        if out and not text[start : m.end()].strip():
-            out[-1] = (out[-1][0], m.end())  # a line break after a full stop joins its sentence
-        elif m.end() > start:
-            out.append((start, m.end()))
-        start = m.end()
-    if start < len(text):
-        out.append((start, len(text)))
-    return out
+    """Clause spans that tile ``text`` (:func:`core.text.sentence_spans`): a ";" or a full stop
+    before a lower-case word ends one too, since relations are read within a clause."""
+    return sentence_spans(text, require_capital=False, trim=False)
 
 
 def find_spans(text: str, lex: CategoryLexicon, ctx: DocContext | None = None) -> list[Candidate]:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from core.text import split_sentences, verb_base
 from kgpipeline.lexicon import verb_forms
 from kgpipeline.ontology import OntologySet
 from store.vocab import PKB
@@ -34,7 +35,6 @@ DATE = (
     rf"(?:\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
     r"|\d{4}-\d{2}-\d{2}|\d{4})"
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9\"“(])")
 _MARKUP = re.compile(r"^\s*(?:#+\s.*|[-*•]\s+|\d+[.)]\s+|\(\w{1,4}\)\s+)")
 _TERM_HEADING = re.compile(r"^\s*#*\s*\d+(?:\.\d+)+\.?\s+(?P<term>[^\d\s][^.;:]{1,60})$")
 PRONOUNS = frozenset({"it", "they", "this", "these", "he", "she", "we", "you"})
@@ -145,11 +145,7 @@ def _synonyms(props: Mapping[str, PropertyPhrases]) -> dict[str, tuple[str, ...]
 def _base_of(third: str) -> str:
     """Undo the third person of a verb phrase ("sets up" → "set up", "applies to" → "apply to")."""
     first, _, rest = third.partition(" ")
-    for ending, repl in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("sses", "ss"), ("xes", "x"), ("s", "")):
-        if first.endswith(ending):
-            first = first[: -len(ending)] + repl
-            break
-    return f"{first} {rest}".strip()
+    return f"{verb_base(first)} {rest}".strip()
 
 
 # --- facts ------------------------------------------------------------------------------------
@@ -204,7 +200,7 @@ def sentences(text: str) -> list[str]:
         if line.lstrip().startswith("#"):
             continue
         line = _MARKUP.sub("", line).strip()
-        out += [s.strip() for s in _SENTENCE_END.split(line) if len(s.split()) >= 3]
+        out += [s for s in split_sentences(line) if len(s.split()) >= 3]
     return out
 
 

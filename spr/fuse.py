@@ -10,11 +10,11 @@ Ids are numbered in order of first appearance: facts first, then passages (SPR-R
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from core.text import sentence_spans
 from spr.records import ChunkRef, Evidence
 
 FACTS_HEADER = "Facts from the knowledge graph:"
@@ -39,23 +39,9 @@ class Span:
     text: str
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
-
-
 def sentences(text: str) -> list[Span]:
-    """Split into sentences and lines, keeping character offsets into ``text``."""
-    spans: list[Span] = []
-    cursor = 0
-    for match in [*_SENTENCE_END.finditer(text), None]:
-        stop = match.start() if match else len(text)
-        piece = text[cursor:stop]
-        lead = len(piece) - len(piece.lstrip())
-        trimmed = piece.strip()
-        if trimmed:
-            spans.append(Span(cursor + lead, cursor + lead + len(trimmed), trimmed))
-        if match:
-            cursor = match.end()
-    return spans
+    """The sentences and lines of ``text`` (:func:`core.text.sentence_spans`) with their offsets."""
+    return [Span(a, b, text[a:b]) for a, b in sentence_spans(text)]
 
 
 @dataclass(frozen=True)

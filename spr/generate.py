@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from core.text import stem
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
-from spr.records import ABSTAIN, ChunkRef, Citation
+from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
 
 if TYPE_CHECKING:
     from core.embed import Embedder
@@ -64,22 +65,9 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:[.,][0-9]+)*")
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words without stop words, crudely stemmed ("targets" → "target",
-    "registering" → "register"): enough for overlap between a question and a sentence."""
-    out = []
-    for word in _WORD.findall(text.lower()):
-        if word in _STOP:
-            continue
-        if len(word) > 4 and word.endswith("ies"):
-            word = word[:-3] + "y"
-        elif len(word) > 5 and word.endswith("ing"):
-            word = word[:-3]
-        elif len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-            word = word[:-2]
-        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.append(word)
-    return out
+    """Lower-cased words without stop words, crudely stemmed (:func:`core.text.stem`: "targets" →
+    "target", "registering" → "register"): enough for overlap between a question and a sentence."""
+    return [stem(word) for word in _WORD.findall(text.lower()) if word not in _STOP]
 
 
 def lexical_scores(question: str, candidates: Sequence[str]) -> list[float]:
@@ -268,10 +256,6 @@ def cited_ids(text: str) -> list[int]:
         for part in re.split(r"[,;]", match.group(1)):
             ids.append(int(part))
     return list(dict.fromkeys(ids))
-
-
-def is_abstention(text: str) -> bool:
-    return ABSTAIN.lower().rstrip(".") in " ".join(text.lower().split())
 
 
 @dataclass

@@ -8,6 +8,7 @@ document text the KB was built from (``pkb:startOffset``/``pkb:endOffset`` of ch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -17,6 +18,30 @@ from core.config import AnswerKind
 EvidenceKind = Literal["triple", "chunk"]
 
 ABSTAIN = "The documents do not say."
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def _words(text: str) -> str:
+    return " ".join(w for w in re.findall(r"[^\W_]+", text.lower()) if w not in _ARTICLES)
+
+
+_ABSTAIN_WORDS = f" {_words(ABSTAIN)} "
+
+
+def is_abstention(text: str) -> bool:
+    """Whether a reply declines to answer: it has no words, or it says the :data:`ABSTAIN`
+    sentence. Compared on words (lower case, punctuation and articles dropped), and the sentence
+    may sit inside a longer reply: small models wrap it ('Answer: "The documents do not say."',
+    a citation marker after it). The generator turns such a reply into :data:`ABSTAIN` when it
+    cites no evidence; the metrics score it as the empty prediction.
+
+    >>> [is_abstention(t) for t in ("The documents do not say.", "the documents do NOT say [1]", "  ")]
+    [True, True, True]
+    >>> [is_abstention(t) for t in ("The documents say 5.", "The documents don't say.")]
+    [False, False]
+    """
+    words = _words(text)
+    return not words or _ABSTAIN_WORDS in f" {words} "
 
 
 @dataclass(frozen=True)
@@ -59,7 +84,7 @@ class Evidence:
     ``score``: the retriever's own relevance, higher is better; cosine scores lie in [-1, 1],
     structured (SPR) triples carry 1.0 because a query returned them. ``chunk`` of a triple is its
     provenance chunk when known (the first of ``fact.graphs`` the KB could resolve).
-    ``source`` names the retriever ("spr", "k", "vector"); ``matched`` holds what matched, e.g. the
+    ``source`` names the retriever ("spr", "questions", "vector", ...); ``matched`` holds what matched, e.g. the
     question-bank questions.
     """
 

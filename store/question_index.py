@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.errors import StoreError
+from core.jsonl import read_jsonl
 from store.layout import KBLayout
 from store.vectors import VectorIndex
 
@@ -74,12 +75,15 @@ def load_question_bank(folder: Path) -> QuestionBank:
     except StoreError as exc:
         raise StoreError(f"{exc}; {REINDEX_HINT}") from None
     meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    path = folder / QUESTIONS_FILE
+
+    def corrupt(line: int, reason: str) -> None:
+        raise StoreError(f"{path}:{line}: {reason}; {REINDEX_HINT}")
+
     questions: dict[str, LatentQuestion] = {}
-    with open(folder / QUESTIONS_FILE, encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                q = LatentQuestion(**json.loads(line))
-                questions[q.id] = q
+    for _, row in read_jsonl(path, on_error=corrupt):
+        q = LatentQuestion(**row)
+        questions[q.id] = q
     if set(index.ids) != set(questions):
         raise StoreError(f"question bank in {folder} is inconsistent (index and questions differ); {REINDEX_HINT}")
     return QuestionBank(index, questions, str(meta.get("model_id", "")))

@@ -20,6 +20,14 @@ def test_normalization_is_squads():
     assert not m.is_abstention("The documents say 5.")
 
 
+def test_abstention_is_the_generators_rule():
+    # One rule (spr.records.is_abstention) for the generator and the metrics: a wrapped abstention
+    # is the empty prediction too.
+    assert m.prediction('Answer: "The documents do not say." [1]') == ""
+    assert m.prediction("...") == "" and m.prediction("EUR 5 million", abstained=True) == ""
+    assert m.prediction("The documents say EUR 5 million.") == "The documents say EUR 5 million."
+
+
 def test_exact_match_and_f1_by_hand():
     assert m.exact_match("the EUR 800 million", ["EUR 800 million"]) == 1.0
     assert m.exact_match("EUR 800", ["EUR 800 million"]) == 0.0

@@ -113,6 +113,13 @@ def test_llm_abstention_is_normalized():
     assert draft.text == ABSTAIN and draft.abstained and not draft.citations
 
 
+def test_wrapped_or_empty_llm_abstention_is_one_too():
+    # The same rule as the metrics' (spr.records.is_abstention): the words, not the exact text.
+    for reply in ('Answer: "The documents do not say."', "", "  \n"):
+        draft, _, _ = run_llm(reply)
+        assert draft.text == ABSTAIN and draft.abstained and not draft.draft, reply
+
+
 def test_uncited_reply_is_attributed_when_evidence_supports_it():
     draft, _, _ = run_llm("An operator who fails to register pays a fine of up to EUR 50,000.")
     assert draft.attributed and not draft.abstained

@@ -11,13 +11,14 @@ from click.testing import CliRunner
 
 from core.config import SPRConfig
 from core.resources import resource_dir
+from core.text import stem
 from policykb.cli import cli
 from spr.grounding.relations import read_terms
 from spr.grounding.sexpr import to_text
 from spr.grounding.sexpr_reader import parse
 from spr.parsing.factory import load_parser
 from spr.parsing.lora import LoRAParser, parse_outputs, prompt
-from spr.parsing.rules import RuleParser, stem
+from spr.parsing.rules import RuleParser
 from spr.parsing.synth import Example, split_dev, synthesize, verb_forms
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore

@@ -34,3 +34,21 @@ def test_readme_example_runs(tmp_path_factory, monkeypatch, capsys):
         exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
     out = capsys.readouterr().out
     assert "EUR 50,000" in out and "SELECT" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "section, expected",
+    [
+        ("Disambiguation weights and the question bank", "monitoring"),
+        ("Asking structured questions (the semantic parsing retriever)", "(JOIN [ issues ] [ National Solar Plan ])"),
+    ],
+)
+def test_readme_retriever_examples_run(tmp_path_factory, monkeypatch, capsys, section, expected):
+    kb = corpus_kb(tmp_path_factory)
+    monkeypatch.chdir(kb.parent)
+    blocks = readme_python_blocks(section)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+    assert expected.casefold() in capsys.readouterr().out.casefold()

@@ -6,11 +6,11 @@ A line that is not a JSON object with text is skipped (logged, and reported in
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 from core.errors import InputError
+from core.jsonl import read_jsonl
 from kgpipeline.preprocess.clean import clean_text
 from kgpipeline.preprocess.documents import (
     ID_FIELDS,
@@ -34,17 +34,7 @@ def load_jsonl(path: Path, text: str) -> LoadResult:
         log.warning("%s:%d skipped: %s", path, line_no, reason)
         skipped.append(SkippedRecord(str(path), line_no, reason))
 
-    for line_no, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            skip(line_no, f"not JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(rec, dict):
-            skip(line_no, f"not a JSON object (got {type(rec).__name__})")
-            continue
+    for line_no, rec in read_jsonl(path, text, on_error=skip):
         key = next((k for k in ("text", "content", "body", "article_text") if isinstance(rec.get(k), str)), None)
         if key is None or not rec[key].strip():
             skip(line_no, "no text field (expected one of text, content, body, article_text)")

@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.errors import InputError
+from core.jsonl import read_jsonl
 from spr.eval.records import EvalDataset, EvalQuestion, Passage
 
 
@@ -52,20 +53,10 @@ def _read_json(path: Path) -> object:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
+    """The objects of a JSONL file; InputError naming the file and line at the first bad line."""
     if not path.is_file():
         raise InputError(f"dataset file not found: {path}")
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{path}:{n}: expected a JSON object")
-        rows.append(row)
-    return rows
+    return [row for _, row in read_jsonl(path)]
 
 
 def _key(text: str) -> str:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import ModelError
-from spr.fuse import sentences
+from core.text import split_sentences
 
 if TYPE_CHECKING:
     from core.embed import Embedder
@@ -134,7 +134,7 @@ class Judge:
         return answer_relevance_score(sims, False)
 
     def context_relevance(self, question: str, context: str) -> float | None:
-        spans = [s.text for s in sentences(context)][: self.max_context_sentences]
+        spans = split_sentences(context)[: self.max_context_sentences]
         if not spans:
             return None
         listed = "\n".join(f"{i}. {s}" for i, s in enumerate(spans, 1))

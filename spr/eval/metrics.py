@@ -5,9 +5,9 @@ metric does not apply (no gold to score against), so averages skip those questio
 counting them as zeros.
 
 Answer normalization is SQuAD's official one (lower case, punctuation and the articles a/an/the
-removed, blanks collapsed). An abstention ("The documents do not say.") is the *empty* prediction:
-right for an unanswerable question (SQuAD 2.0 scores "" against no answers as EM = F1 = 1), wrong
-for an answerable one.
+removed, blanks collapsed). An abstention (:func:`spr.records.is_abstention`: "The documents do not
+say.") is the *empty* prediction: right for an unanswerable question (SQuAD 2.0 scores "" against
+no answers as EM = F1 = 1), wrong for an answerable one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from spr.records import ABSTAIN
+from spr.records import is_abstention
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
@@ -33,11 +33,6 @@ def normalize_answer(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     return normalize_answer(text).split()
-
-
-def is_abstention(text: str) -> bool:
-    """The answer is the abstention sentence (or empty)."""
-    return normalize_answer(text) in ("", normalize_answer(ABSTAIN))
 
 
 def prediction(text: str, abstained: bool = False) -> str:

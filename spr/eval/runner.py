@@ -1,8 +1,8 @@
 """Run systems over a dataset: one KB per dataset (built once, cached by corpus hash), every question
 asked in every retrieval mode with the same generator and budgets, each answer scored.
 
-A *system* is a retrieval mode name of :data:`spr.retrieval.base.RETRIEVERS` ("vector", "naive-kg",
-"spr", "k", "dual", or any strategy registered later): the harness only calls
+A *system* is a retrieval mode name of :data:`spr.retrieval.registry.RETRIEVERS` ("vector", "naive-kg",
+"spr", "questions", "dual", or any strategy registered later): the harness only calls
 ``KnowledgeBase.ask(question, mode=system, answer=..., k=...)``.
 
 Ingestion is injected (``ingest(config, paths) -> summary``): ``spr`` does not import the indexing

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from core.text import stem
 from spr.grounding.relations import EXCLUDED, Term
 from spr.grounding.sexpr import (
     And,
@@ -48,35 +49,6 @@ _WH = frozenset("who whom what which when where whose list name".split())
 _AUX_BE = frozenset("is are was were be been being".split())
 _AUX_DO = frozenset("do does did has have had will shall can could should must may might".split())
 _SKIP = _STOP | _WH | _AUX_BE | _AUX_DO | {"how", "many", "much", "number", "'s", "s"}
-_IRREGULAR = {
-    "built": "build", "set": "set", "laid": "lay", "put": "put", "bore": "bear", "borne": "bear",
-    "undertook": "undertake", "undertaken": "undertake", "made": "make", "gave": "give", "given": "give",
-    "sought": "seek", "held": "hold", "led": "lead", "met": "meet", "took": "take", "taken": "take",
-}  # fmt: skip
-
-
-def stem(word: str) -> str:
-    """A crude English stem, just enough for verb forms to meet their ontology label."""
-    w = _IRREGULAR.get(word.lower(), word.lower())
-    if len(w) <= 3:
-        return w
-    if w.endswith(("ies", "ied")):
-        w = w[:-3] + "i"
-    elif w.endswith("ing") and len(w) > 5:
-        w = w[:-3]
-    elif w.endswith("ed") and len(w) > 4:
-        w = w[:-2]
-    elif w.endswith("es") and len(w) > 4:
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    if w.endswith("y"):
-        w = w[:-1] + "i"
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]  # "submitt" → "submit"
-    return w
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core.text import past_participle, plural, third_person, verb_base
 from spr.grounding.relations import EXCLUDED, Term, term_for
 from spr.grounding.sexpr import Class, Label, to_text
 from store.base import RDFStore
@@ -47,28 +48,8 @@ class _Fact:
     o_type: str
 
 
-_IRREGULAR_PAST = {"set": "set", "build": "built", "lay": "laid", "put": "put", "bear": "borne", "undertake": "undertaken",
-                   "hold": "held", "give": "given", "make": "made", "seek": "sought", "lead": "led", "meet": "met"}  # fmt: skip
-
-
 # Cue words of altLabels that are not nouns ("due by", "no later than", "as of").
 _FUNCTION = frozenset("by before after within no later than of in on as at least due to for from until".split())
-
-
-def _inflect(base_head: str) -> tuple[str, str]:
-    """(third person, past participle) of a base verb."""
-    if base_head == "have":
-        return "has", "had"
-    third = (
-        base_head[:-1] + "ies" if base_head.endswith("y") and base_head[-2:-1] not in "aeiou"
-        else base_head + "es" if base_head.endswith(("sh", "ch", "ss", "x")) else base_head + "s"
-    )
-    past = _IRREGULAR_PAST.get(base_head) or (
-        base_head + "d" if base_head.endswith("e")
-        else base_head[:-1] + "ied" if base_head.endswith("y") and base_head[-2:-1] not in "aeiou"
-        else base_head + "ed"
-    )
-    return third, past
 
 
 def verb_forms(label: str, base: bool = False) -> tuple[str, str, str] | None:
@@ -79,32 +60,17 @@ def verb_forms(label: str, base: bool = False) -> tuple[str, str, str] | None:
     if not words or words[0] in ("has", "is") or words[0].endswith("ed"):
         return None
     head, rest = words[0], " ".join(words[1:])
-    if base:
-        base_head = head
-    elif head.endswith("ies") and len(head) > 4:
-        base_head = head[:-3] + "y"
-    elif head.endswith(("shes", "ches", "sses", "xes")):
-        base_head = head[:-2]
-    elif head.endswith("s") and not head.endswith("ss") and len(head) > 3:
-        base_head = head[:-1]
-    else:
-        return None
-    third, past = _inflect(base_head)
-    return tuple(f"{w} {rest}".strip() for w in (base_head, third, past))  # type: ignore[return-value]
+    base_head = head if base else verb_base(head)
+    if base_head == head and not base:
+        return None  # not a third person
+    forms = (base_head, third_person(base_head), past_participle(base_head))
+    return tuple(f"{w} {rest}".strip() for w in forms)  # type: ignore[return-value]
 
 
 def noun_of(label: str) -> str:
     """The noun a non-verbal label names: "has deadline" → "deadline"."""
     words = label.split()
     return " ".join(words[1:]) if len(words) > 1 and words[0] in ("has", "is") else label
-
-
-def plural(noun: str) -> str:
-    if noun.endswith(("s", "x", "ch", "sh")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"
 
 
 def read_facts(store: RDFStore, limit: int = 5000) -> list[_Fact]:

@@ -2,7 +2,7 @@
 verbalized as a sentence, embedded, and retrieved by cosine similarity to the question — no parsing,
 no linking, no SPARQL.
 
-Registered as retrieval mode ``naive-kg`` in :data:`spr.retrieval.base.RETRIEVERS`, so ``kb.ask`` and
+Registered as retrieval mode ``naive-kg`` in :data:`spr.retrieval.registry.RETRIEVERS`, so ``kb.ask`` and
 the harness treat it like any other mode. The triple index is built in memory on first use from
 the store; the KB's embedding cache (``<kb>/cache/embed.sqlite``) makes every later build cheap.
 
