@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kgpipeline.classify import classify  # noqa: E402
-from kgpipeline.extract_lexicon import LexiconExtractor  # noqa: E402
+from kgpipeline.extract.lexicon_extractor import LexiconExtractor  # noqa: E402
 from kgpipeline.ontology import read_ontologies  # noqa: E402
 from kgpipeline.preprocess import discover_files, load_documents  # noqa: E402
 from kgpipeline.records import CHARS_PER_PAGE  # noqa: E402

@@ -3,7 +3,7 @@ the embedder's raw speed on the same sentences, in the same run.
 
 Generation is excluded: the questions are made up front. "Raw" is ``embed_batch`` over all the
 texts at once (sentence-transformers sorts them by length itself), no cache; "build" is
-:func:`kgpipeline.questions.build_question_bank` + save with the stage's embedder as configured by
+:func:`kgpipeline.derived.questions.build_question_bank` + save with the stage's embedder as configured by
 default (persistent cache on, in a fresh KB folder). Target: build >= 90% of raw sentences/s.
 Rounds alternate raw and build so machine load hits both alike; the best round of each is reported.
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.config import EmbedConfig, QuestionsConfig  # noqa: E402
 from core.embed import make_embedder  # noqa: E402
-from kgpipeline.questions import build_question_bank  # noqa: E402
+from kgpipeline.derived.questions import build_question_bank  # noqa: E402
 from store.layout import KBLayout
 from store.question_index import save_question_bank  # noqa: E402
 

@@ -35,8 +35,8 @@ from pyoxigraph import Literal, NamedNode, Quad  # noqa: E402
 
 from core.config import EmbedConfig, SPRConfig, WeightsConfig  # noqa: E402
 from core.embed import make_embedder  # noqa: E402
-from kgpipeline.entity_index import EntityIndexStage  # noqa: E402
-from kgpipeline.weights import WeightsStage  # noqa: E402
+from kgpipeline.derived.entity_index import EntityIndexStage  # noqa: E402
+from kgpipeline.derived.weights import WeightsStage  # noqa: E402
 from spr.grounding.sexpr_reader import parse  # noqa: E402
 from spr.parsing.candidate import ParseCandidate  # noqa: E402
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever  # noqa: E402

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kgpipeline.surface_counts import CorpusChunk, SurfaceDictionary, count_links  # noqa: E402
-from kgpipeline.weights import (  # noqa: E402
+from kgpipeline.derived.surface_counts import CorpusChunk, SurfaceDictionary, count_links  # noqa: E402
+from kgpipeline.derived.weights import (  # noqa: E402
     build_entity_graph,
     community_centrality,
     detect_communities,

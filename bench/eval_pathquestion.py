@@ -105,8 +105,8 @@ def run_variant(args, variant: str, started: float) -> dict:
 
     from core.config import EmbedConfig, WeightsConfig
     from core.embed import make_embedder
-    from kgpipeline.entity_index import EntityIndexStage
-    from kgpipeline.weights import WeightsStage
+    from kgpipeline.derived.entity_index import EntityIndexStage
+    from kgpipeline.derived.weights import WeightsStage
     from spr.eval.pathquestion_kbqa import BASE, kb_quads
     from spr.parsing.lora import LoRAParser, adapter_meta
     from spr.retrieval.semantic_parsing import SemanticParsingRetriever

@@ -2,7 +2,7 @@
 
 Reads the weights graph (``store.disambiguation.read_link_weights``), counts ambiguous surface
 forms (≥ 2 linked entities) and communities, and computes the modularity of the stored partition
-on the entity graph rebuilt as the weights stage builds it (``kgpipeline.weights.build_entity_graph``
+on the entity graph rebuilt as the weights stage builds it (``kgpipeline.derived.weights.build_entity_graph``
 over the store's labels, relation pairs and chunk co-mentions, with the KB's ``[weights]`` settings).
 Entities without a stored community (no surface-form link carries them) are put in singletons.
 Then ambiguous forms, most mentioned first, are linked with ``EntityLinker`` with and without
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kgpipeline.surface_counts import read_corpus, read_labels, read_relation_pairs  # noqa: E402
-from kgpipeline.weights import build_entity_graph  # noqa: E402
+from kgpipeline.derived.surface_counts import read_corpus, read_labels, read_relation_pairs  # noqa: E402
+from kgpipeline.derived.weights import build_entity_graph  # noqa: E402
 from spr.grounding.link import EntityLinker  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 from store.disambiguation import links_by_surface, read_link_weights  # noqa: E402

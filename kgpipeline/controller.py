@@ -28,12 +28,12 @@ from core.errors import (
     StoreConnectionError,
 )
 from kgpipeline.classify import classify
-from kgpipeline.extraction import ChunkExtraction, Extractor
+from kgpipeline.derived.base import DerivedStage
+from kgpipeline.extract.base import ChunkExtraction, Extractor
 from kgpipeline.preprocess import discover_files, load_documents
 from kgpipeline.records import CHARS_PER_PAGE, SourceDocument
 from kgpipeline.segment import segment
 from kgpipeline.shacl import ShapeValidator
-from kgpipeline.stages import DerivedStage
 from kgpipeline.state import IngestState
 from kgpipeline.validate import Conflict, validate_document
 from kgpipeline.write import build_document_graphs, doc_iri

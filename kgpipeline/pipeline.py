@@ -9,9 +9,9 @@ from core.config import Config
 from core.resources import resource_dir
 from core.usage import UsageTracker
 from kgpipeline.controller import IngestController
+from kgpipeline.derived.base import DerivedStage
 from kgpipeline.ontology import read_ontologies
 from kgpipeline.shacl import ShapeValidator
-from kgpipeline.stages import DerivedStage
 from store.base import RDFStore
 from store.layout import KBLayout
 
@@ -27,11 +27,11 @@ def build_controller(
 
         llm = make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=tracker, cache=llm_cache)
     if config.ingest.extractor == "llm":
-        from kgpipeline.extract_llm import LLMExtractor
+        from kgpipeline.extract.llm_extractor import LLMExtractor
 
         extractor = LLMExtractor(ontology, llm)
     else:
-        from kgpipeline.extract_lexicon import LexiconExtractor
+        from kgpipeline.extract.lexicon_extractor import LexiconExtractor
 
         extractor = LexiconExtractor(ontology)
     validator = (
@@ -57,7 +57,7 @@ StageFactory = Callable[[Config, "UsageTracker | None", "bool | None"], DerivedS
 
 
 def _chunks(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.chunk_vectors import (
+    from kgpipeline.derived.chunk_vectors import (
         make_stage,  # plain chunk vectors (the traditional-RAG baseline)
     )
 
@@ -65,7 +65,7 @@ def _chunks(config: Config, tracker: UsageTracker | None, llm_cache: bool | None
 
 
 def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.entity_index import (
+    from kgpipeline.derived.entity_index import (
         make_stage,  # entity-label FAISS index (SPR entity linking)
     )
 
@@ -73,7 +73,7 @@ def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | No
 
 
 def _weights(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.weights import (
+    from kgpipeline.derived.weights import (
         weights_stage,  # disambiguation priors x community centrality
     )
 
@@ -81,7 +81,7 @@ def _weights(config: Config, tracker: UsageTracker | None, llm_cache: bool | Non
 
 
 def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.questions import questions_stage  # the question bank K
+    from kgpipeline.derived.questions import questions_stage  # the question bank K
 
     return questions_stage(config, tracker, llm_cache)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgpipeline.extraction import ChunkExtraction, Mention
+from kgpipeline.extract.base import ChunkExtraction, Mention
 from kgpipeline.records import Segmentation, SourceDocument
 from store.vocab import DCTERMS, PKB, RDF, SKOS, XSD, mint
 

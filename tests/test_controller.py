@@ -15,7 +15,7 @@ from core.config import IngestConfig
 from core.errors import ModelUnavailableError
 from core.resources import resource_dir
 from kgpipeline.controller import IngestController
-from kgpipeline.extraction import ChunkExtraction, Mention
+from kgpipeline.extract.base import ChunkExtraction, Mention
 from kgpipeline.shacl import ShapeValidator
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB

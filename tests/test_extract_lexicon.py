@@ -10,8 +10,8 @@ import pytest
 from core.errors import InputError
 from core.text import singular
 from kgpipeline.classify import classify
-from kgpipeline.extract_lexicon import LexiconExtractor, sentences
-from kgpipeline.lexicon import build_lexicon, normalize_name, trie_pattern, verb_forms
+from kgpipeline.extract.lexicon import build_lexicon, normalize_name, trie_pattern, verb_forms
+from kgpipeline.extract.lexicon_extractor import LexiconExtractor, sentences
 from kgpipeline.ontology import read_ontologies
 from kgpipeline.preprocess import discover_files, load_documents
 from kgpipeline.records import SourceDocument

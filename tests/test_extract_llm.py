@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import ModelOutputError, ModelUnavailableError
-from kgpipeline.extract_lexicon import LexiconExtractor
-from kgpipeline.extract_llm import LLMExtractor, build_messages, build_schema, map_answer
+from kgpipeline.extract.lexicon_extractor import LexiconExtractor
+from kgpipeline.extract.llm_extractor import LLMExtractor, build_messages, build_schema, map_answer
 from kgpipeline.ontology import read_ontologies
 from kgpipeline.records import SourceDocument
 from kgpipeline.segment import segment

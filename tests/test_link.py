@@ -10,7 +10,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from core.config import EmbedConfig
 from core.embed import make_embedder
 from core.resources import resource_dir
-from kgpipeline.entity_index import EntityIndexStage, collect_labels
+from kgpipeline.derived.entity_index import EntityIndexStage, collect_labels
 from spr.grounding.link import EntityLinker, combine, rank_candidates, surface_weights
 from spr.grounding.relations import ClassMatcher, RelationMatcher, rank_relations, read_terms
 from store.disambiguation import LinkWeight, write_weights

@@ -3,7 +3,7 @@ policykb's data model (read by the real weights-stage readers)."""
 
 from __future__ import annotations
 
-from kgpipeline.surface_counts import read_corpus, read_labels, read_relation_pairs
+from kgpipeline.derived.surface_counts import read_corpus, read_labels, read_relation_pairs
 from spr.eval.pathquestion_kbqa import answer_scores, gold_sexpr, kb_quads, load_questions, split_by_path
 from spr.grounding.sexpr import to_text
 from spr.grounding.sexpr_reader import parse

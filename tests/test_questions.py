@@ -17,8 +17,7 @@ from core.errors import ModelOutputError, StoreError
 from core.llm.base import LLM, Completion
 from core.resources import resource_dir
 from core.usage import Usage
-from kgpipeline.ontology import read_ontologies
-from kgpipeline.question_templates import (
+from kgpipeline.derived.question_templates import (
     EntityView,
     FactView,
     Phrasebook,
@@ -27,7 +26,8 @@ from kgpipeline.question_templates import (
     interleave,
     sentence_questions,
 )
-from kgpipeline.questions import ChunkContent, QuestionsStage, build_question_bank, llm_questions, representatives
+from kgpipeline.derived.questions import ChunkContent, QuestionsStage, build_question_bank, llm_questions, representatives
+from kgpipeline.ontology import read_ontologies
 from spr.retrieval.question_bank import QuestionBankRetriever
 from store.layout import KBLayout
 from store.oxigraph_store import OxigraphStore
@@ -239,7 +239,7 @@ def test_question_bank_on_the_sample_corpus(tmp_path):
 
 
 def test_generic_questions_cover_descriptive_sentences():
-    from kgpipeline.question_templates import generic_questions
+    from kgpipeline.derived.question_templates import generic_questions
 
     assert generic_questions("The Harbour Authority was founded in 1921 by the city council.") == [
         "What is known about the Harbour Authority?",

@@ -10,7 +10,7 @@ import pytest
 
 from core.config import WeightsConfig, load_config
 from core.errors import InputError
-from kgpipeline.surface_counts import (
+from kgpipeline.derived.surface_counts import (
     CorpusChunk,
     SurfaceDictionary,
     count_links,
@@ -18,7 +18,7 @@ from kgpipeline.surface_counts import (
     resolve,
     surface_variants,
 )
-from kgpipeline.weights import (
+from kgpipeline.derived.weights import (
     EntityGraph,
     WeightsStage,
     build_entity_graph,
@@ -202,7 +202,7 @@ def test_rerun_is_idempotent(corpus_kb):
 
 
 def test_compute_weights_with_the_fast_backend_gives_weights_too(corpus_kb):
-    from kgpipeline.surface_counts import read_corpus, read_labels, read_relation_pairs
+    from kgpipeline.derived.surface_counts import read_corpus, read_labels, read_relation_pairs
 
     config, store, _ = corpus_kb
     fast = compute_weights(

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgpipeline.surface_counts import surface_variants
+from kgpipeline.derived.surface_counts import surface_variants
 from store.base import RDFStore
 from store.disambiguation import normalize_surface, read_link_weights
 from store.entity_labels import (

@@ -3,7 +3,7 @@
 For each chunk, the questions a reader would most likely ask about it: from the configured LLM
 when ``[questions] generator = "llm"`` (a bounded JSON list; off by default, the embedded 135M
 model being weak and slow), otherwise from the chunk's extracted triples and key sentences
-(:mod:`kgpipeline.question_templates`). Paraphrases of the same chunk above a cosine threshold are
+(:mod:`kgpipeline.derived.question_templates`). Paraphrases of the same chunk above a cosine threshold are
 dropped, keeping the first (the best-ranked phrasing). The questions are embedded once, indexed
 with :class:`store.vectors.VectorIndex` and saved with their chunk IRIs in
 ``<kb>/indexes/questions/`` (:mod:`store.question_index`), which ``spr.retrieval.question_bank`` reads.
@@ -24,7 +24,7 @@ from pyoxigraph import Literal
 
 from core.config import Config, QuestionsConfig
 from core.errors import ModelOutputError
-from kgpipeline.question_templates import (
+from kgpipeline.derived.question_templates import (
     EntityView,
     FactView,
     Phrasebook,

@@ -30,7 +30,7 @@ import numpy as np
 
 from core.config import Config, WeightsConfig
 from core.errors import InputError
-from kgpipeline.surface_counts import (
+from kgpipeline.derived.surface_counts import (
     CorpusChunk,
     SurfaceDictionary,
     count_links,

@@ -10,7 +10,7 @@ grammar-constrained decoding always ends.
 Mapping the answer: an entity becomes a mention at each place its name occurs in the chunk
 (exact, else case-insensitive) — a name that does not occur is dropped, so the model cannot add
 entities that the text does not contain; canonical names and scopes follow the lexicon
-extractor's rules (:func:`kgpipeline.extract_lexicon.mention_from_span`). A relation is kept
+extractor's rules (:func:`kgpipeline.extract.lexicon_extractor.mention_from_span`). A relation is kept
 only when both ends are extracted entities and their classes fit the property's domain and range.
 Malformed items are dropped and counted in :attr:`LLMExtractor.dropped`; a failing model call
 (:class:`core.errors.ModelError`) propagates, for the controller to retry or skip.
@@ -25,15 +25,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from core.errors import ModelOutputError
-from kgpipeline.extract_lexicon import (
+from kgpipeline.extract.base import ChunkExtraction, Mention, Relation
+from kgpipeline.extract.lexicon import CategoryLexicon
+from kgpipeline.extract.lexicon_extractor import (
     DocContext,
     LexiconExtractor,
     attributes_for,
     mention_from_span,
     sentences,
 )
-from kgpipeline.extraction import ChunkExtraction, Mention, Relation
-from kgpipeline.lexicon import CategoryLexicon
 from kgpipeline.ontology import OntologySet
 from kgpipeline.records import Chunk, SourceDocument
 from store.vocab import PKB

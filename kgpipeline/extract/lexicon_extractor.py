@@ -1,6 +1,6 @@
 """The default extractor: deterministic, offline, driven by the category ontology's lexicon.
 
-Mentions come from these patterns, each typed from the ontology (:mod:`kgpipeline.lexicon`):
+Mentions come from these patterns, each typed from the ontology (:mod:`kgpipeline.extract.lexicon`):
 capitalized noun phrases typed by their head noun ("National Solar Plan 2025-2030" → Plan,
 "Energy Bureau of Westmark Province" → Agency; an untyped head is no entity), lowercase noun
 phrases with a determiner for the category's own classes ("the fine" → Penalty), references to
@@ -18,7 +18,7 @@ link adjacent mentions. Nothing is emitted whose types do not fit (subclasses co
 
 Canonical names and scopes (what identifies an entity together with its class):
 
-* ``canonical`` is :func:`kgpipeline.lexicon.normalize_name` of the name (casefolded, articles
+* ``canonical`` is :func:`kgpipeline.extract.lexicon.normalize_name` of the name (casefolded, articles
   dropped, "centre" → "center").
 * Actors: a jurisdiction written in the name moves to ``scope`` — "Energy Bureau of Westmark
   Province", "Westmark Provincial Energy Bureau" and "Westmark Province Energy Bureau" all give
@@ -40,8 +40,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from kgpipeline.extraction import Attribute, ChunkExtraction, Mention, Relation
-from kgpipeline.lexicon import (
+from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation
+from kgpipeline.extract.lexicon import (
     ADMIN_UNITS,
     EU_CANONICAL,
     EU_NAMES,
@@ -53,7 +53,7 @@ from kgpipeline.lexicon import (
     normalize_name,
     trie_pattern,
 )  # fmt: skip
-from kgpipeline.mentions import (
+from kgpipeline.extract.mentions import (
     ACRONYM_DEF,
     TRAILING_ACRONYM,
     Candidate,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from core.text import split_sentences, verb_base
-from kgpipeline.lexicon import verb_forms
+from kgpipeline.extract.lexicon import verb_forms
 from kgpipeline.ontology import OntologySet
 from store.vocab import PKB
 

@@ -2,7 +2,7 @@
 
 :func:`find_spans` finds capitalized names typed by their head noun, places, dates, amounts and
 quantities, generic nouns of the category's classes, self-references ("this Plan") and acronyms
-the document defined; :mod:`kgpipeline.extract_lexicon` turns them into canonical mentions and
+the document defined; :mod:`kgpipeline.extract.lexicon_extractor` turns them into canonical mentions and
 relations. :class:`DocContext` is what the document says about itself, shared by both.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from core.text import sentence_spans, singular
-from kgpipeline.lexicon import (
+from kgpipeline.extract.lexicon import (
     EU_MEMBER_STATES,
     CategoryLexicon,
     normalize_name,
