@@ -20,12 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kgpipeline.derived.surface_counts import CorpusChunk, SurfaceDictionary, count_links  # noqa: E402
-from kgpipeline.derived.weights import (  # noqa: E402
-    build_entity_graph,
-    community_centrality,
-    detect_communities,
-    link_weights,
-)
+from kgpipeline.derived.weights import build_entity_graph, community_centrality, detect_communities, link_weights  # noqa: E402
 from store.disambiguation import write_weights  # noqa: E402
 from store.oxigraph_store import OxigraphStore  # noqa: E402
 

@@ -190,10 +190,7 @@ class SentenceTransformerEmbedder(Embedder):
 
         hf_logging.disable_progress_bar()  # a per-load "Loading weights" bar is noise in CLI output
         from sentence_transformers import SentenceTransformer
-        from sentence_transformers.sentence_transformer.modules import (
-            Pooling,
-            Transformer,
-        )
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
         try:
             if self.pooling == "auto":

@@ -21,12 +21,7 @@ from pathlib import Path
 from pyoxigraph import NamedNode
 
 from core.config import IngestConfig
-from core.errors import (
-    InputError,
-    ModelUnavailableError,
-    PolicyKBError,
-    StoreConnectionError,
-)
+from core.errors import InputError, ModelUnavailableError, PolicyKBError, StoreConnectionError
 from kgpipeline.classify import classify
 from kgpipeline.derived.base import DerivedStage
 from kgpipeline.extract.base import ChunkExtraction, Extractor

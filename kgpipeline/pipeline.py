@@ -57,25 +57,19 @@ StageFactory = Callable[[Config, "UsageTracker | None", "bool | None"], DerivedS
 
 
 def _chunks(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.derived.chunk_vectors import (
-        make_stage,  # plain chunk vectors (the traditional-RAG baseline)
-    )
+    from kgpipeline.derived.chunk_vectors import make_stage  # plain chunk vectors (the traditional-RAG baseline)
 
     return make_stage(config, tracker, llm_cache)
 
 
 def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.derived.entity_index import (
-        make_stage,  # entity-label FAISS index (SPR entity linking)
-    )
+    from kgpipeline.derived.entity_index import make_stage  # entity-label FAISS index (SPR entity linking)
 
     return make_stage(config, tracker, llm_cache)
 
 
 def _weights(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
-    from kgpipeline.derived.weights import (
-        weights_stage,  # disambiguation priors x community centrality
-    )
+    from kgpipeline.derived.weights import weights_stage  # disambiguation priors x community centrality
 
     return weights_stage(config, tracker, llm_cache)
 

@@ -16,16 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyoxigraph import (
-    BlankNode,
-    DefaultGraph,
-    Literal,
-    NamedNode,
-    Quad,
-    RdfFormat,
-    Triple,
-    parse,
-)
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, parse
 
 from core.config import DEFAULT_BASE_IRI
 from core.errors import InputError

@@ -17,22 +17,8 @@ import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad, QueryResultsFormat, RdfFormat
 
 from core.config import StoreConfig
-from core.errors import (
-    InputError,
-    StoreConnectionError,
-    StoreError,
-    UnsupportedOperationError,
-)
-from store.base import (
-    Capabilities,
-    GraphResult,
-    QueryResult,
-    RDFStore,
-    SelectResult,
-    check_rdf_file,
-    file_graph,
-    rdf_format,
-)
+from core.errors import InputError, StoreConnectionError, StoreError, UnsupportedOperationError
+from store.base import Capabilities, GraphResult, QueryResult, RDFStore, SelectResult, check_rdf_file, file_graph, rdf_format
 from store.errors import syntax_error
 from store.oxigraph_store import to_result
 

@@ -9,13 +9,7 @@ import pytest
 
 from core.cache import EmbeddingCache
 from core.config import EmbedConfig
-from core.embed import (
-    Embedder,
-    SentenceTransformerEmbedder,
-    default_model_dir,
-    make_embedder,
-    normalize_rows,
-)
+from core.embed import Embedder, SentenceTransformerEmbedder, default_model_dir, make_embedder, normalize_rows
 from core.errors import ModelNotFoundError
 from core.usage import UsageTracker
 from store.layout import KBLayout

@@ -21,14 +21,7 @@ from support.servers import stop
 from core.cache import ResponseCache
 from core.config import LLMConfig
 from core.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
-from core.llm import (
-    LlamaCppLLM,
-    OpenAICompatLLM,
-    bound_schema,
-    default_gguf_path,
-    make_llm,
-    parse_json,
-)
+from core.llm import LlamaCppLLM, OpenAICompatLLM, bound_schema, default_gguf_path, make_llm, parse_json
 from core.usage import Usage, UsageTracker
 from store.layout import KBLayout
 

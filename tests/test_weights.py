@@ -10,14 +10,7 @@ import pytest
 
 from core.config import WeightsConfig, load_config
 from core.errors import InputError
-from kgpipeline.derived.surface_counts import (
-    CorpusChunk,
-    SurfaceDictionary,
-    count_links,
-    find_keys,
-    resolve,
-    surface_variants,
-)
+from kgpipeline.derived.surface_counts import CorpusChunk, SurfaceDictionary, count_links, find_keys, resolve, surface_variants
 from kgpipeline.derived.weights import (
     EntityGraph,
     WeightsStage,

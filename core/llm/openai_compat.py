@@ -13,13 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from core.errors import (
-    ConfigError,
-    ModelError,
-    ModelNotFoundError,
-    ModelOutputError,
-    ModelUnavailableError,
-)
+from core.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage
 

@@ -16,12 +16,7 @@ from typing import TYPE_CHECKING
 from kgpipeline.derived.surface_counts import surface_variants
 from store.base import RDFStore
 from store.disambiguation import normalize_surface, read_link_weights
-from store.entity_labels import (
-    INDEX_NAME,
-    EntityLabels,
-    read_labelled_entities,
-    save_entity_index,
-)
+from store.entity_labels import INDEX_NAME, EntityLabels, read_labelled_entities, save_entity_index
 from store.layout import KBLayout
 from store.vocab import RDFS, SKOS
 

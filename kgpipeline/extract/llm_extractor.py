@@ -27,13 +27,7 @@ from typing import Any, Protocol
 from core.errors import ModelOutputError
 from kgpipeline.extract.base import ChunkExtraction, Mention, Relation
 from kgpipeline.extract.lexicon import CategoryLexicon
-from kgpipeline.extract.lexicon_extractor import (
-    DocContext,
-    LexiconExtractor,
-    attributes_for,
-    mention_from_span,
-    sentences,
-)
+from kgpipeline.extract.lexicon_extractor import DocContext, LexiconExtractor, attributes_for, mention_from_span, sentences
 from kgpipeline.ontology import OntologySet
 from kgpipeline.records import Chunk, SourceDocument
 from store.vocab import PKB

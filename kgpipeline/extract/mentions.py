@@ -14,12 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from core.text import sentence_spans, singular
-from kgpipeline.extract.lexicon import (
-    EU_MEMBER_STATES,
-    CategoryLexicon,
-    normalize_name,
-    trie_pattern,
-)
+from kgpipeline.extract.lexicon import EU_MEMBER_STATES, CategoryLexicon, normalize_name, trie_pattern
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,7 @@ JSONL field mapping (first field present wins):
 A line that is not a JSON object with text is skipped and reported in ``LoadResult.skipped``.
 """
 
-from kgpipeline.preprocess.clean import (
-    clean_text,
-    normalize_unicode,
-    strip_inline_headers,
-    strip_page_furniture,
-)
+from kgpipeline.preprocess.clean import clean_text, normalize_unicode, strip_inline_headers, strip_page_furniture
 from kgpipeline.preprocess.documents import normalize_category
 from kgpipeline.preprocess.frontmatter import split_front_matter
 from kgpipeline.preprocess.load import DEFAULT_MAX_BYTES, discover_files, load_documents

@@ -12,12 +12,7 @@ from pathlib import Path
 from core.errors import InputError
 from core.jsonl import read_jsonl
 from kgpipeline.preprocess.clean import clean_text
-from kgpipeline.preprocess.documents import (
-    ID_FIELDS,
-    TITLE_FIELDS,
-    first_field,
-    make_document,
-)
+from kgpipeline.preprocess.documents import ID_FIELDS, TITLE_FIELDS, first_field, make_document
 from kgpipeline.records import LoadResult, SkippedRecord, SourceDocument
 from store.vocab import slug
 

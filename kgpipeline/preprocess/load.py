@@ -8,12 +8,7 @@ from typing import Any
 from core.errors import InputError
 from kgpipeline.preprocess.documents import make_document
 from kgpipeline.preprocess.jsonl import load_jsonl
-from kgpipeline.preprocess.readers import (
-    extract_docx,
-    extract_html,
-    extract_pdf,
-    extract_text,
-)
+from kgpipeline.preprocess.readers import extract_docx, extract_html, extract_pdf, extract_text
 from kgpipeline.preprocess.sniff import decode_text, detect_format
 from kgpipeline.records import LoadResult
 

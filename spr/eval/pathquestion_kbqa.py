@@ -20,14 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from core.errors import InputError
-from spr.eval.pathquestion import (
-    VARIANTS,
-    fact_sentence,
-    parse_answers,
-    parse_path,
-    read_facts,
-    readable,
-)
+from spr.eval.pathquestion import VARIANTS, fact_sentence, parse_answers, parse_path, read_facts, readable
 from spr.grounding.sexpr import Entity, Join, Label, Relation, to_text
 
 BASE = "https://w3id.org/policykb/pq/"

@@ -25,21 +25,7 @@ from pyoxigraph import NamedNode
 from spr.grounding.compile import compile_query
 from spr.grounding.link import EntityCandidate, EntityLinker
 from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher
-from spr.grounding.sexpr import (
-    TC,
-    And,
-    Arg,
-    Class,
-    Compare,
-    Count,
-    Entity,
-    Expr,
-    Iri,
-    Join,
-    Label,
-    Relation,
-    Value,
-)
+from spr.grounding.sexpr import TC, And, Arg, Class, Compare, Count, Entity, Expr, Iri, Join, Label, Relation, Value
 from store.base import RDFStore
 
 Node = Expr | Entity | Class | Value

@@ -25,17 +25,7 @@ from dataclasses import dataclass
 
 from core.text import stem
 from spr.grounding.relations import EXCLUDED, Term
-from spr.grounding.sexpr import (
-    And,
-    Class,
-    Count,
-    Entity,
-    Expr,
-    Join,
-    Label,
-    Relation,
-    to_text,
-)
+from spr.grounding.sexpr import And, Class, Count, Entity, Expr, Join, Label, Relation, to_text
 from spr.parsing.candidate import ParseCandidate
 
 NAME = "rules"

@@ -21,12 +21,7 @@ from core.errors import InputError, StoreError
 from spr.records import ChunkRef, Evidence
 from spr.retrieval.base import Retriever, chunk_evidence
 from store.base import RDFStore
-from store.question_index import (
-    REINDEX_HINT,
-    QuestionBank,
-    load_question_bank,
-    question_bank_dir,
-)
+from store.question_index import REINDEX_HINT, QuestionBank, load_question_bank, question_bank_dir
 from store.vocab import DCTERMS, PKB
 
 

@@ -25,14 +25,7 @@ from core.embed import Embedder
 from spr.grounding.compile import CompiledQuery, Var, compile_query
 from spr.grounding.ground import Grounder, Grounding, GroundingOptions
 from spr.grounding.link import EntityCandidate, EntityLinker
-from spr.grounding.relations import (
-    ClassMatcher,
-    RelationCandidate,
-    RelationMatcher,
-    Term,
-    read_terms,
-    term_for,
-)
+from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher, Term, read_terms, term_for
 from spr.grounding.sexpr import to_text
 from spr.parsing.candidate import ParseCandidate, SemanticParser
 from spr.parsing.factory import load_parser
