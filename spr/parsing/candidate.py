@@ -14,7 +14,7 @@ from spr.grounding.sexpr_reader import parse
 @dataclass(frozen=True)
 class ParseCandidate:
     """A parser output: the S-expression (labels), its canonical text, and a rank score in [0, 1]
-    (for the LoRA parser the beam's sequence probability; the fallback gives 1.0 then 0.5)."""
+    (for the LoRA parser the beam's sequence probability; the rule parser gives 1.0 then 0.5)."""
 
     expr: Expr
     text: str
