@@ -45,12 +45,14 @@ RESOURCES = [
 ]
 
 
-def resource_files() -> list[str]:
-    """The files of RESOURCES, as POSIX paths relative to the root."""
+def resource_files(strict: bool = True) -> list[str]:
+    """The files of RESOURCES, as POSIX paths relative to the root. ``strict``: a pattern that
+    matches nothing is an error (building a wheel); otherwise it is passed over (the file list
+    that egg_info writes, also for an editable install, which runs before ``npm ci`` may have)."""
     files: list[str] = []
     for pattern in RESOURCES:
         found = sorted(p for p in ROOT.glob(pattern) if p.is_file())
-        if not found:
+        if not found and strict:
             hint = " (run `npm ci` in web/, or scripts/setup.sh)" if "node_modules" in pattern else ""
             raise SetupError(f"no file matches {pattern!r} under {ROOT}{hint}")
         files.extend(p.relative_to(ROOT).as_posix() for p in found)
@@ -76,7 +78,7 @@ class BuildPyWithResources(build_py):
         return [*outputs, *(str(Path(self.build_lib, RESOURCES_TARGET, name)) for name in resource_files())]
 
     def get_source_files(self) -> list[str]:
-        return [*super().get_source_files(), *resource_files()]  # into the sdist, too
+        return [*super().get_source_files(), *resource_files(strict=False)]  # into the sdist, too
 
 
 setup(cmdclass={"build_py": BuildPyWithResources})

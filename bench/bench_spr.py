@@ -201,7 +201,7 @@ def main() -> None:
         if args.parser:
             from spr.parsing.lora import LoRAParser
 
-            lora = LoRAParser(args.parser, beams=1)
+            lora = LoRAParser(args.parser, beams=1, max_new_tokens=SPRConfig().max_new_tokens)
             lora.parse(qs[0][0])
             times = []
             for text, _, _ in qs[:50]:

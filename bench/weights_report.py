@@ -18,13 +18,14 @@ import re
 import shlex
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kgpipeline.derived.surface_counts import read_corpus, read_labels, read_relation_pairs  # noqa: E402
 from kgpipeline.derived.weights import build_entity_graph  # noqa: E402
-from spr.grounding.link import EntityLinker  # noqa: E402
+from spr.grounding.link import EntityLinker, LinkOptions  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 from store.disambiguation import links_by_surface, read_link_weights  # noqa: E402
 
@@ -82,8 +83,9 @@ def main() -> None:
         print(f"modularity (networkx, stored communities, entity graph {nodes} nodes / {edges} edges, "
               f"{loose} nodes without a stored community as singletons): {q:.4f}")
 
-        weighted = EntityLinker.from_kb(kb.config.kb_dir, kb.embedder, weights, use_weights=True, top_k=20)
-        plain = EntityLinker.from_kb(kb.config.kb_dir, kb.embedder, weights, use_weights=False, top_k=20)
+        options = LinkOptions.from_config(kb.config.spr)
+        weighted = EntityLinker.from_kb(kb.config.kb_dir, kb.embedder, weights, replace(options, use_weights=True, top_k=20))
+        plain = EntityLinker.from_kb(kb.config.kb_dir, kb.embedder, weights, replace(options, use_weights=False, top_k=20))
         # readable examples first: forms with a letter (not a year such as "2030") and at most 5 senses
         # (not a generic word such as "regulation"), then the most mentioned
         by_mentions = sorted(ambiguous, key=lambda s: (not re.search(r"[^\W\d_]", s), len(ambiguous[s]) > 5, -sum(w.count for w in ambiguous[s]), s))

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
-from core.config import EmbedConfig
+from core.config import EmbedConfig, SPRConfig
 from core.embed import make_embedder
 from core.resources import resource_dir
 from kgpipeline.derived.entity_index import EntityIndexStage, collect_labels
-from spr.grounding.link import EntityLinker, combine, rank_candidates, surface_weights
+from spr.grounding.link import EntityLinker, LinkOptions, combine, rank_candidates, surface_weights
 from spr.grounding.relations import ClassMatcher, RelationMatcher, rank_relations, read_terms
 from store.disambiguation import LinkWeight, write_weights
 from store.entity_labels import EntityLabels
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB, RDF, SKOS
+
+OPTIONS = LinkOptions.from_config(SPRConfig())  # the defaults of [spr]
 
 BASE = "https://w3id.org/policykb/id/"
 NATIONAL = BASE + "entity/energy-bureau-national"
@@ -83,7 +86,7 @@ def test_index_holds_labels_bare_names_and_alt_labels(kb):
 @pytest.mark.parametrize(("national", "westmark", "winner"), [(0.9, 0.2, NATIONAL), (0.15, 0.8, WESTMARK)])
 def test_the_weight_decides_between_homonyms(kb, embedder, national, westmark, winner):
     store, kb_dir = kb
-    linker = EntityLinker.from_kb(kb_dir, embedder, _weights(national, westmark), top_k=3)
+    linker = EntityLinker.from_kb(kb_dir, embedder, _weights(national, westmark), replace(OPTIONS, top_k=3))
     top, second = linker.link("Energy Bureau")[:2]
     assert (top.entity, top.surface, top.similarity, top.weight) == (winner, "energy bureau", 1.0, 1.0)
     # the loser's share of the shared form is its relative weight; its own qualified name
@@ -100,7 +103,7 @@ def test_weights_written_to_the_store_are_read_back(kb, embedder):
     try:
         from store.disambiguation import read_link_weights
 
-        linker = EntityLinker.from_kb(kb_dir, embedder, read_link_weights(store))
+        linker = EntityLinker.from_kb(kb_dir, embedder, read_link_weights(store), OPTIONS)
         assert linker.has_weights and linker.link("the energy bureau")[0].entity == WESTMARK
     finally:
         store.drop_graph(NamedNode(BASE + "graph/weights"))
@@ -108,14 +111,14 @@ def test_weights_written_to_the_store_are_read_back(kb, embedder):
 
 def test_without_weights_every_weight_is_one(kb, embedder):
     _, kb_dir = kb
-    cands = EntityLinker.from_kb(kb_dir, embedder, []).link("Energy Bureau")
+    cands = EntityLinker.from_kb(kb_dir, embedder, [], OPTIONS).link("Energy Bureau")
     assert {c.entity for c in cands[:2]} == {NATIONAL, WESTMARK}
     assert all(c.weight == 1.0 and c.score == pytest.approx(c.similarity) for c in cands)
 
 
 def test_fuzzy_label_uses_the_nearest_surface_form(kb, embedder):
     _, kb_dir = kb
-    top = EntityLinker.from_kb(kb_dir, embedder, []).link("the national solar plan")[0]
+    top = EntityLinker.from_kb(kb_dir, embedder, [], OPTIONS).link("the national solar plan")[0]
     assert top.entity == PLAN and top.surface == "national solar plan" and 0.8 < top.similarity <= 1.0
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.config import SPRConfig
 from core.embed import Embedder
 from store.disambiguation import LinkWeight, links_by_surface, normalize_surface
 from store.entity_labels import INDEX_NAME, EntityLabels, load_entity_index
@@ -99,33 +100,43 @@ def rank_candidates(
     return ranked[:top_k]
 
 
+@dataclass(frozen=True)
+class LinkOptions:
+    """How labels are linked; the values come from ``[spr]`` (:meth:`from_config`).
+
+    ``top_k``: candidates kept per label (k1); ``search_k``: surface forms fetched from FAISS per
+    label; ``use_weights``: multiply similarity by the disambiguation weight; ``relative``: divide
+    weights by the best weight of the same surface form (only homonyms compete)."""
+
+    top_k: int
+    search_k: int
+    use_weights: bool
+    relative: bool
+
+    @classmethod
+    def from_config(cls, config: SPRConfig) -> LinkOptions:
+        return cls(config.entity_top_k, config.surface_search_k, config.use_weights, config.relative_weights)
+
+
 class EntityLinker:
     """Links labels against a loaded entity index. Weights are read once, at construction."""
 
     def __init__(
-        self,
-        index: VectorIndex,
-        labels: EntityLabels,
-        embedder: Embedder,
-        weights: Sequence[LinkWeight] = (),
-        top_k: int = 5,
-        search_k: int = 20,
-        use_weights: bool = True,
-        relative: bool = True,
+        self, index: VectorIndex, labels: EntityLabels, embedder: Embedder, weights: Sequence[LinkWeight], options: LinkOptions
     ):
         self.index = index
         self.labels = labels
         self.embedder = embedder
         self.links = links_by_surface(list(weights))
-        self.top_k = top_k
-        self.search_k = search_k
-        self.use_weights = use_weights
-        self.relative = relative
+        self.top_k = options.top_k
+        self.search_k = options.search_k
+        self.use_weights = options.use_weights
+        self.relative = options.relative
 
     @classmethod
-    def from_kb(cls, kb_dir: Path, embedder: Embedder, weights: Sequence[LinkWeight], **options) -> EntityLinker:
+    def from_kb(cls, kb_dir: Path, embedder: Embedder, weights: Sequence[LinkWeight], options: LinkOptions) -> EntityLinker:
         index, labels = load_entity_index(KBLayout(kb_dir).index(INDEX_NAME))
-        return cls(index, labels, embedder, weights, **options)
+        return cls(index, labels, embedder, weights, options)
 
     @property
     def has_weights(self) -> bool:

@@ -171,7 +171,7 @@ class RelationMatcher:
     """Matches relation labels against the relations of given anchor entities."""
 
     def __init__(
-        self, store: RDFStore, embedder: Embedder, lexicon: Mapping[str, Term], top_k: int = 3, flip_penalty: float = 0.8
+        self, store: RDFStore, embedder: Embedder, lexicon: Mapping[str, Term], top_k: int, flip_penalty: float
     ):
         self.store = store
         self.lexicon = lexicon

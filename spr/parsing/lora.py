@@ -36,7 +36,7 @@ class LoRAParser:
     name = "lora"
 
     def __init__(
-        self, adapter_dir: Path, beams: int = 1, max_new_tokens: int = 96, gguf_path: Path | None = None, model: Any = None,
+        self, adapter_dir: Path, beams: int, max_new_tokens: int, gguf_path: Path | None = None, model: Any = None,
         tokenizer: Any = None, labels: Sequence[str] = (),
     ):
         self.adapter_dir = Path(adapter_dir)

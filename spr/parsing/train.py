@@ -139,7 +139,7 @@ def train_parser(
     targets = sorted({to_text(parse(e.sexpr)) for e in train})
     (out_dir / TARGETS_FILE).write_text("\n".join(targets) + "\n", encoding="utf-8")
     started = time.perf_counter()
-    dev_em = exact_match(LoRAParser(out_dir, beams=1, model=model, tokenizer=tokenizer), dev)
+    dev_em = exact_match(LoRAParser(out_dir, beams=1, max_new_tokens=config.max_new_tokens, model=model, tokenizer=tokenizer), dev)
     report = TrainReport(
         len(losses), len(train), len(dev), round(losses[0], 4), round(sum(losses[-10:]) / len(losses[-10:]), 4),
         round(dev_em, 4), round(train_s, 1), round(time.perf_counter() - started, 1), str(out_dir),

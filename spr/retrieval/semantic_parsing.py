@@ -24,7 +24,7 @@ from core.config import SPRConfig
 from core.embed import Embedder
 from spr.grounding.compile import CompiledQuery, Var, compile_query
 from spr.grounding.ground import Grounder, Grounding, GroundingOptions
-from spr.grounding.link import EntityCandidate, EntityLinker
+from spr.grounding.link import EntityCandidate, EntityLinker, LinkOptions
 from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher, Term, read_terms, term_for
 from spr.grounding.sexpr import to_text
 from spr.parsing.candidate import ParseCandidate, SemanticParser
@@ -97,14 +97,11 @@ class SemanticParsingRetriever:
         c = self.config
         self.properties: dict[str, Term] = read_terms(store, "property")
         weights = read_link_weights(store) if c.use_weights else []
-        self.linker = EntityLinker.from_kb(
-            kb_dir, embedder, weights, top_k=c.entity_top_k, search_k=c.surface_search_k,
-            use_weights=c.use_weights, relative=c.relative_weights,
-        )
+        self.linker = EntityLinker.from_kb(kb_dir, embedder, weights, LinkOptions.from_config(c))
         self.grounder = Grounder(
             store,
             self.linker,
-            RelationMatcher(store, embedder, self.properties, c.relation_top_k, c.flip_penalty),
+            RelationMatcher(store, embedder, self.properties, top_k=c.relation_top_k, flip_penalty=c.flip_penalty),
             ClassMatcher(embedder, read_terms(store, "class")),
             GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty),
         )
