@@ -19,12 +19,12 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import time
 import zipfile
 from pathlib import Path
 
 import httpx
 import pytest
+from support.servers import wait_until
 
 from core import resources
 from core.resources import resource_dir
@@ -168,12 +168,10 @@ def test_init_ingest_ask_and_serve_from_an_empty_folder(installed, tmp_path):
 
 def _served_at(server: subprocess.Popen, log: Path, timeout: float) -> str:
     """The base URL uvicorn reports once it listens (``--port 0`` = a free port of its choosing)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def listening() -> str | None:
         found = re.search(r"Uvicorn running on (http://[\d.]+:\d+)", log.read_text(errors="replace"))
-        if found:
-            return found.group(1)
-        if server.poll() is not None:
-            break
-        time.sleep(0.1)
-    raise AssertionError(f"server not listening (exit code {server.poll()}):\n{log.read_text(errors='replace')[-3000:]}")
+        if found is None and server.poll() is not None:
+            raise AssertionError(f"server exited ({server.poll()}):\n{log.read_text(errors='replace')[-3000:]}")
+        return found.group(1) if found else None
+
+    return wait_until(listening, "the server to listen", timeout)
