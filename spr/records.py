@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from core.config import AnswerKind
+from core.text import reading_text
 
 EvidenceKind = Literal["triple", "chunk"]
 
@@ -54,6 +55,7 @@ class ChunkRef:
     start: int
     end: int
     text: str
+    heading_path: str = ""  # "Act › Chapter II › Article 5 Penalties" (store.units), when known
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ class Evidence:
     structured (SPR) triples carry 1.0 because a query returned them. ``chunk`` of a triple is its
     provenance chunk when known (the first of ``fact.graphs`` the KB could resolve).
     ``source`` names the retriever ("spr", "questions", "vector", ...); ``matched`` holds what matched, e.g. the
-    question-bank questions.
+    question-bank questions. ``ranks``: for fused retrieval, each signal that found the chunk with
+    its 1-based rank there, e.g. ``(("bm25", 1), ("dense", 4))``. ``confidence``: for a structured
+    fact, how sure the parse-link-query chain is, in [0, 1] (:mod:`spr.retrieval.confidence`).
     """
 
     kind: EvidenceKind
@@ -95,6 +99,8 @@ class Evidence:
     chunk: ChunkRef | None = None
     fact: Fact | None = None
     matched: tuple[str, ...] = ()
+    ranks: tuple[tuple[str, int], ...] = ()
+    confidence: float | None = None
 
     @property
     def key(self) -> str:
@@ -206,6 +212,9 @@ class Answer:
         data = asdict(self)
         data["timings_ms"] = {k: round(float(v), 2) for k, v in self.timings_ms.items()}
         data["trace"]["timings_ms"] = {k: round(float(v), 2) for k, v in self.trace.timings_ms.items()}
+        for item in data["evidence"]:  # what a reader sees: the chunk without source markup
+            if item.get("chunk"):
+                item["chunk"]["reading_text"] = reading_text(item["chunk"]["text"])
         return _plain(data)
 
 

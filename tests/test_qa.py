@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from support.kbs import corpus_kb
 
 from core.errors import InputError, ModelUnavailableError
+from spr.qa import KnowledgeBase
 from spr.records import ABSTAIN
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,13 +87,26 @@ def test_structured_mode_returns_triples_with_provenance_and_the_query(kb):
     assert "Solar Monitoring Center" in answer.text
 
 
-@pytest.mark.parametrize("mode,kinds", [("k", {"chunk"}), ("vector", {"chunk"}), ("dual", {"triple", "chunk"})])
+@pytest.mark.parametrize("mode,kinds", [("k", {"chunk"}), ("vector", {"chunk"}), ("hybrid", {"chunk"}), ("spr", {"triple"})])
 def test_each_mode_returns_its_kind_of_evidence(kb, mode, kinds):
     answer = kb.ask("Who issues the National Solar Plan?", mode=mode, k=2)
     assert {e.kind for e in answer.evidence} == kinds
     assert len([e for e in answer.evidence if e.kind == "chunk"]) <= 2
     assert all(e.chunk is not None and e.chunk.text for e in answer.evidence)
     assert any("National Solar Plan" in (e.chunk.title + e.text) for e in answer.evidence)
+
+
+def test_dual_adds_facts_only_above_the_confidence_threshold(kb):
+    """The parse of this question links "National Solar Plan" at cosine 0.80: below the default
+    threshold (1.0) dual is the fused text alone; with the threshold lowered, the fact comes first."""
+    question = "Who issues the National Solar Plan?"
+    default = kb.ask(question, mode="dual", k=2)
+    assert {e.kind for e in default.evidence} == {"chunk"} and "withheld" in default.trace.note
+    lowered = kb.config.model_copy(update={"retrieval": kb.config.retrieval.model_copy(update={"facts_min_confidence": 0.5})})
+    with KnowledgeBase.open(lowered) as trusting:
+        answer = trusting.ask(question, mode="dual", k=2)
+    assert [e.kind for e in answer.evidence] == ["triple", "chunk", "chunk"]
+    assert [e.key for e in answer.evidence[1:]] == [e.key for e in default.evidence]  # the same text evidence
 
 
 @pytest.mark.parametrize(

@@ -168,8 +168,12 @@ function renderAnswer(answer) {
   $("chunks").replaceChildren(
     ...(chunks.length ? chunks.map((e) =>
       el("figure", { class: "chunk" },
-        el("blockquote", {}, e.chunk.text),
-        el("figcaption", {}, `${e.chunk.title || e.chunk.document} · ${e.source} · score ${Number(e.score).toFixed(3)}`)))
+        el("blockquote", {}, e.chunk.reading_text || e.chunk.text),
+        el("figcaption", {}, [
+          e.chunk.heading_path || e.chunk.title || e.chunk.document,
+          e.source,
+          (e.ranks || []).length ? "found by " + e.ranks.map(([name, rank]) => `${name} #${rank}`).join(", ") : `score ${Number(e.score).toFixed(3)}`,
+        ].join(" · "))))
       : [el("p", { class: "meta" }, "No text chunks were retrieved.")]));
 
   renderTrace(answer.trace || {});

@@ -1,9 +1,11 @@
-"""Derived stage "chunks": one embedding per chunk, in ``<kb>/indexes/chunks/`` (FAISS + id map).
+"""Derived stage "chunks": dense vectors of every chunk, in ``<kb>/indexes/chunks/`` (FAISS + id map).
 
-The traditional-RAG baseline (``policykb ask --mode vector``) searches this index; comparing it with
-the structured and question-bank modes is the point of having it. Vectors embed the chunk text as
-stored (``pkb:text``); ids are chunk IRIs, so a hit resolves to its text, offsets and document in
-the store. Rebuilt from scratch on every run (the embedding cache makes unchanged chunks free).
+What is embedded is the retrieval unit's :attr:`store.units.Unit.index_text` — heading path plus
+the chunk text without markup. A unit longer than the embedder's window is not cut at the
+window (the model would silently drop its tail): it is embedded as overlapping word windows, one
+vector each, all under the chunk's IRI; a search scores a chunk by its best window
+(:class:`spr.retrieval.vector.DenseSignal`). Rebuilt from scratch on every run (the embedding
+cache makes unchanged windows free).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.text import word_windows
 from store.base import RDFStore
 from store.layout import KBLayout
-from store.vocab import PKB
+from store.units import read_units
 
 if TYPE_CHECKING:
     from core.config import Config
@@ -22,8 +25,14 @@ if TYPE_CHECKING:
     from core.usage import UsageTracker
 
 NAME = "chunks"
+# Subword tokens per whitespace word in English and German legal text is ~1.3-1.6 (numbers,
+# references and compounds split into several); 1.6 keeps a window inside the model's limit.
+TOKENS_PER_WORD = 1.6
 
-_CHUNKS = f"SELECT ?c ?text WHERE {{ ?c a <{PKB}Chunk> ; <{PKB}text> ?text }} ORDER BY ?c"
+
+def window_words(max_tokens: int) -> int:
+    """Words per window for an embedder that reads ``max_tokens`` tokens (room for [CLS]/[SEP])."""
+    return max(16, int((max_tokens - 2) / TOKENS_PER_WORD))
 
 
 class ChunkVectorStage:
@@ -31,25 +40,38 @@ class ChunkVectorStage:
 
     name = NAME
 
-    def __init__(self, embedder: Embedder):
+    def __init__(self, embedder: Embedder, overlap: float = 0.2):
         self.embedder = embedder
+        self.overlap = overlap
 
     def run(self, store: RDFStore, kb_dir: Path) -> str:
         from store.vectors import VectorIndex
 
         started = time.perf_counter()
-        rows = store.select(_CHUNKS).rows
-        ids = [row["c"].value for row in rows]  # type: ignore[union-attr]
-        texts = [row["text"].value for row in rows]  # type: ignore[union-attr]
+        units = read_units(store)
+        size = window_words(self.embedder.max_tokens)
+        ids: list[str] = []
+        texts: list[str] = []
+        long_units = 0
+        for unit in units:
+            windows = word_windows(unit.index_text, size, int(size * self.overlap)) or [unit.heading_path or unit.iri]
+            long_units += len(windows) > 1
+            ids += [unit.iri] * len(windows)
+            texts += windows
         index = VectorIndex(self.embedder.dimension)
         if ids:
             index.add(ids, self.embedder.embed_many(texts))
         index.save(KBLayout(kb_dir).index(NAME))
-        return f"{len(ids)} chunks embedded in {time.perf_counter() - started:.1f} s"
+        share = long_units / len(units) if units else 0.0
+        return (
+            f"{len(units)} chunks embedded as {len(ids)} windows of <= {size} words "
+            f"({share:.0%} longer than one window) in {time.perf_counter() - started:.1f} s"
+        )
 
 
 def make_stage(config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None) -> ChunkVectorStage:
     """The stage a configuration describes (``llm_cache`` is unused: no LLM here)."""
     from core.embed import make_embedder
 
-    return ChunkVectorStage(make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache, tracker))
+    embedder = make_embedder(config.embed, KBLayout(config.kb_dir).embed_cache, tracker)
+    return ChunkVectorStage(embedder, config.retrieval.window_overlap)

@@ -69,12 +69,17 @@ def render_explain(answer) -> str:
     lines.append(f"Triples ({len(facts)}):")
     for e in facts:
         graphs = ", ".join(f"<{g}>" for g in e.fact.graphs) if e.fact else ""
-        lines.append(f"  {e.text}   from {graphs or '(no graph)'}")
+        conf = f"   confidence {e.confidence:.2f}" if e.confidence is not None else ""
+        lines.append(f"  {e.text}   from {graphs or '(no graph)'}{conf}")
     lines.append(f"Chunks ({len(chunks)}):")
     for e in chunks:
         c = e.chunk
         head = f"  {e.score:.3f} [{e.source}] {c.title if c else ''} ({c.start}-{c.end}) <{c.iri if c else ''}>"
         lines.append(head)
+        if c and c.heading_path:
+            lines.append(f"      in: {c.heading_path}")
+        if e.ranks:
+            lines.append("      found by: " + ", ".join(f"{name} #{rank}" for name, rank in e.ranks))
         lines += [f'      matched: "{q}"' for q in e.matched[:3]]
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
     u = answer.usage

@@ -136,6 +136,25 @@ def recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float | N
     return len(gold_set & set(dedupe(ranked)[:k])) / len(gold_set)
 
 
+def _word_key(text: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+
+
+def quote_recall_at_k(chunk_texts: Sequence[str], quotes: Iterable[str], k: int) -> float | None:
+    """Share of the gold ``quotes`` found inside one of the first ``k`` retrieved chunk texts,
+    compared as lower-case words (the ingest's cleaning of spaces and line-end hyphens does not
+    hide a match); None without quotes.
+
+    >>> quote_recall_at_k(["The fine is EUR 50,000.", "Other text"], ["fine is EUR 50,000", "absent"], 2)
+    0.5
+    """
+    wanted = [_word_key(q) for q in quotes if q.strip()]
+    if not wanted:
+        return None
+    top = [_word_key(t) for t in chunk_texts[:k]]
+    return sum(any(w in t for t in top) for w in wanted) / len(wanted)
+
+
 def mrr_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float | None:
     """Reciprocal rank of the first gold passage within the first ``k``; 0 when none is there."""
     gold_set = set(gold)

@@ -13,7 +13,7 @@ from spr.eval.records import EvalSettings, QuestionResult
 from spr.eval.significance import Comparison, compare_all
 
 # (metric key, column title); a column appears when any system has a value for it
-RETRIEVAL = [("recall@{k}", "R@{k}"), ("mrr@{K}", "MRR@{K}"), ("context_precision", "CtxP"), ("context_recall", "CtxR")]
+RETRIEVAL = [("recall@{k}", "R@{k}"), ("quote_recall@{k}", "QR@{k}"), ("mrr@{K}", "MRR@{K}"), ("context_precision", "CtxP"), ("context_recall", "CtxR")]
 ANSWERS = [
     ("em", "EM"), ("f1", "F1"), ("accuracy", "Acc"), ("token_recall", "TokR"), ("rouge1", "R-1"), ("rouge2", "R-2"),
     ("rougeL", "R-L"), ("k_precision", "K-Prec"), ("hits@1", "Hits@1"),

@@ -126,6 +126,9 @@ def score(question: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], set
     golds = question.answers if question.answerable else ()
     context = "\n".join(e.text for e in answer.evidence)
     out: dict[str, float | None] = {f"recall@{k}": m.recall_at_k(ranked, gold, k) for k in settings.recall_ks}
+    chunk_texts = list({e.chunk.iri: e.chunk.text for e in answer.evidence if e.kind == "chunk" and e.chunk is not None}.values())
+    for k in settings.recall_ks:
+        out[f"quote_recall@{k}"] = m.quote_recall_at_k(chunk_texts, question.gold_contexts, k) if question.answerable else None
     out[f"mrr@{settings.k}"] = m.mrr_at_k(ranked, gold, settings.k)
     out["context_precision"] = m.context_precision(ranked, gold)
     out["context_recall"] = m.context_recall(ranked, gold)

@@ -20,6 +20,7 @@ from core.embed import Embedder
 from core.errors import InputError, StoreError
 from spr.records import ChunkRef, Evidence
 from spr.retrieval.base import Retriever, chunk_evidence
+from spr.retrieval.fusion import Ranked
 from store.base import RDFStore
 from store.question_index import REINDEX_HINT, QuestionBank, load_question_bank, question_bank_dir
 from store.vocab import DCTERMS, PKB
@@ -133,3 +134,25 @@ class QuestionBankAdapter(Retriever):
             chunk_evidence(ChunkRef(h.chunk, h.document, h.title, h.start, h.end, h.text), h.score, self.name, h.questions)
             for h in self.bank.retrieve(question, k=k)
         ]
+
+
+class QuestionSignal:
+    """The question bank as a fusion signal: each of the ``depth * 3`` latent questions most
+    similar to the user question votes for its chunk; a chunk ranks by its best match."""
+
+    name = "questions"
+    FETCH_PER_CHUNK = 3  # latent questions fetched per chunk wanted: a chunk often has several near ones
+
+    def __init__(self, bank: QuestionBankRetriever):
+        self.bank = bank
+
+    def rank(self, question: str, depth: int) -> list[Ranked]:
+        if not self.bank.available:
+            return []  # a KB built without a question bank: the other signals still answer
+        bank = self.bank.bank
+        matched: dict[str, tuple[float, list[str]]] = {}
+        for hit in bank.index.search(self.bank.embedder.embed(question), depth * self.FETCH_PER_CHUNK)[0]:
+            q = bank.questions.get(hit.id)
+            if q is not None:
+                matched.setdefault(q.chunk, (hit.score, []))[1].append(q.text)
+        return [Ranked(c, score, tuple(texts)) for c, (score, texts) in list(matched.items())[:depth]]

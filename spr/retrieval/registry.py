@@ -1,10 +1,12 @@
 """The retrieval modes by name: ``KnowledgeBase.ask(mode=...)``, the CLI, the server and the
 evaluation harness all read :data:`RETRIEVERS`; a new strategy is one module and one line here.
 
-- ``dual``: SPR-RAG's dual-source context (structured facts, then question-bank chunks);
+- ``dual``: SPR-RAG's dual-source context (confident structured facts, then the fused text stage);
+- ``hybrid``: the fused text stage alone (BM25 + dense + question bank + graph, by weighted RRF);
 - ``spr``: the semantic parsing retriever's triples alone;
 - ``questions``: the question bank alone (chunks whose latent questions match);
 - ``vector``: plain chunk embeddings, the traditional-RAG baseline;
+- ``bm25``: BM25 over chunk texts alone, the lexical baseline;
 - ``naive-kg``: every triple verbalized and vector-retrieved, the SPR-RAG paper's KG baseline.
 
 Factories only wire objects; indexes and models load on first use.
@@ -18,10 +20,12 @@ from core.errors import InputError
 from spr.retrieval import naive_kg
 from spr.retrieval.base import Retriever, Services
 from spr.retrieval.dual import DualRetriever
-from spr.retrieval.question_bank import QuestionBankAdapter, QuestionBankRetriever
+from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever
+from spr.retrieval.keyword import KeywordSignal, load_keyword_index
+from spr.retrieval.question_bank import QuestionBankAdapter, QuestionBankRetriever, QuestionSignal
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever
 from spr.retrieval.structured import SPRAdapter
-from spr.retrieval.vector import VectorRetriever, load_chunk_index
+from spr.retrieval.vector import DenseSignal, load_chunk_index
 
 
 def _spr(kb: Services) -> Retriever:
@@ -33,20 +37,48 @@ def _bank(kb: Services) -> Retriever:
     return QuestionBankAdapter(QuestionBankRetriever(kb.config.kb_dir, kb.embedder, kb.store))
 
 
+def _dense(kb: Services) -> DenseSignal:
+    return DenseSignal(kb.embedder, lambda: load_chunk_index(kb.config.kb_dir))
+
+
+def _keyword(kb: Services) -> KeywordSignal:
+    return KeywordSignal(lambda: load_keyword_index(kb.config.kb_dir))
+
+
 def _vector(kb: Services) -> Retriever:
-    return VectorRetriever(kb.store, kb.embedder, lambda: load_chunk_index(kb.config.kb_dir))
+    return SignalRetriever(kb.store, _dense(kb), "vector")
+
+
+def _bm25(kb: Services) -> Retriever:
+    return SignalRetriever(kb.store, _keyword(kb), "bm25")
+
+
+def signals(kb: Services) -> list[Signal]:
+    """Every signal of the fused stage (those weighted 0 in ``[retrieval]`` are not run)."""
+    from spr.retrieval.graph import GraphSignal
+
+    bank = QuestionBankRetriever(kb.config.kb_dir, kb.embedder, kb.store)
+    return [_keyword(kb), _dense(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval)]
+
+
+def _hybrid(kb: Services) -> Retriever:
+    c = kb.config.retrieval
+    weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
+    return FusedRetriever(kb.store, signals(kb), weights, rrf_k=c.rrf_k, depth=c.depth)
 
 
 def _dual(kb: Services) -> Retriever:
-    return DualRetriever(kb.retriever("spr"), kb.retriever("questions"))
+    return DualRetriever(kb.retriever("spr"), kb.retriever("hybrid"), kb.config.retrieval.facts_min_confidence)
 
 
 # mode name -> factory(services). Add a strategy with one line here.
 RETRIEVERS: dict[str, Callable[[Services], Retriever]] = {
     "dual": _dual,
+    "hybrid": _hybrid,
     "spr": _spr,
     "questions": _bank,
     "vector": _vector,
+    "bm25": _bm25,
     "naive-kg": naive_kg.make_retriever,
 }
 MODES: tuple[str, ...] = tuple(RETRIEVERS)

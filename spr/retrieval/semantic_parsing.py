@@ -71,6 +71,7 @@ class SPRResult:
     entities: tuple[EntityCandidate, ...] = ()
     relations: tuple[RelationCandidate, ...] = ()
     score: float = 0.0
+    parse_score: float = 0.0  # the answering parse's rank score in [0, 1]
     variants_tried: int = 0
     weights_used: bool = False
     note: str = ""
@@ -168,7 +169,7 @@ class SemanticParsingRetriever:
             count=int(rows[0][compiled.answer_var].value) if compiled.aggregate else None,  # type: ignore[union-attr]
             triples=tuple(self._fact(f, graphs, names) for f, graphs in facts.items()),
             entities=variant.entities, relations=variant.relations, score=round(variant.score, 6),
-            variants_tried=tried, weights_used=self.linker.has_weights,
+            parse_score=candidate.score, variants_tried=tried, weights_used=self.linker.has_weights,
         )
 
     def _fact(self, triple, graphs: list[str], names: Mapping[str, str]) -> Fact:

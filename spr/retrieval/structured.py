@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from spr.records import Evidence, Fact, LinkedEntity, Retrieval, Trace
 from spr.retrieval.base import Retriever, chunk_refs, elapsed_ms
+from spr.retrieval.confidence import fact_confidence
 from spr.verbalize import format_literal, verbalize
 from store.base import RDFStore
 
@@ -35,8 +36,12 @@ class SPRAdapter(Retriever):
         result = self.spr.retrieve(question)
         facts = [_readable(f, self.property_labels) for f in result.triples]
         chunks = chunk_refs(self.store, [g for f in facts for g in f.graphs])
+        confidence = fact_confidence(result)
         evidence = tuple(
-            Evidence("triple", verbalize(f), 1.0, self.name, chunk=next((chunks[g] for g in f.graphs if g in chunks), None), fact=f)
+            Evidence(
+                "triple", verbalize(f), 1.0, self.name,
+                chunk=next((chunks[g] for g in f.graphs if g in chunks), None), fact=f, confidence=confidence,
+            )
             for f in facts
         )
         return Retrieval(evidence, spr_trace(result, elapsed_ms(started)))

@@ -1,4 +1,5 @@
-"""Mode ``vector``: top-k chunks by embedding cosine over the "chunks" index (traditional RAG)."""
+"""Dense chunk vectors: the signal ``dense`` of the fused stage, and alone the mode ``vector``
+(top-k chunks by embedding cosine: traditional RAG, the baseline every other mode is held to)."""
 
 from __future__ import annotations
 
@@ -7,23 +8,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import StoreError
-from spr.records import Evidence
-from spr.retrieval.base import Retriever, chunk_evidence, chunk_refs
-from store.base import RDFStore
+from spr.retrieval.fusion import Ranked
 from store.layout import KBLayout
 
 if TYPE_CHECKING:
     from core.embed import Embedder
     from store.vectors import VectorIndex
 
+# A long chunk has several window vectors under its IRI (kgpipeline.derived.chunk_vectors), so a
+# search fetches more vectors than it returns chunks.
+_OVERFETCH = 4
 
-class VectorRetriever(Retriever):
-    """Top-k chunks by cosine similarity of question and chunk embeddings."""
 
-    name = "vector"
+class DenseSignal:
+    """Chunks by the cosine of the question and their best-matching window vector."""
 
-    def __init__(self, store: RDFStore, embedder: Embedder, index: VectorIndex | Callable[[], VectorIndex]):
-        self.store = store
+    name = "dense"
+
+    def __init__(self, embedder: Embedder, index: VectorIndex | Callable[[], VectorIndex]):
         self.embedder = embedder
         self._index = index  # or a loader, so opening a KB does not read an index it may not use
 
@@ -33,10 +35,11 @@ class VectorRetriever(Retriever):
             self._index = self._index()
         return self._index
 
-    def retrieve(self, question: str, k: int) -> list[Evidence]:
-        hits = self.index.search(self.embedder.embed(question), k)[0]
-        chunks = chunk_refs(self.store, [h.id for h in hits])
-        return [chunk_evidence(chunks[h.id], h.score, self.name) for h in hits if h.id in chunks]
+    def rank(self, question: str, depth: int) -> list[Ranked]:
+        best: dict[str, float] = {}
+        for hit in self.index.search(self.embedder.embed(question), depth * _OVERFETCH)[0]:
+            best.setdefault(hit.id, hit.score)  # hits come best first: the first is the chunk's best window
+        return [Ranked(c, s) for c, s in list(best.items())[:depth]]
 
 
 def load_chunk_index(kb_dir: Path) -> VectorIndex:

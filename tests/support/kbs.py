@@ -8,6 +8,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "examples" / "corpus"
 # A question that the example corpus answers with citations (the QA API and the web page ask it).
 QUESTION = "Who supports rooftop photovoltaic projects?"
+# Test KBs build every derived index, the on-request question bank included.
+FULL_INDEXES = "[questions]\nbuild = true\n"
 
 
 def build_sample_kb(kb: Path, server_toml: str = "") -> Path:
@@ -27,6 +29,8 @@ def build_ingested_kb(kb: Path) -> Path:
     from core.config import load_config
     from kgpipeline.pipeline import ingest_paths
 
+    kb.mkdir(parents=True, exist_ok=True)
+    (kb / "policykb.toml").write_text(FULL_INDEXES, encoding="utf-8")
     config = load_config(kb_dir=kb)
     ingest_paths(config, [CORPUS])
     return kb
@@ -49,6 +53,7 @@ def corpus_kb(tmp_path_factory) -> Path:
     from store.open import open_store
 
     kb.mkdir(parents=True)
+    (kb / "policykb.toml").write_text(FULL_INDEXES, encoding="utf-8")
     config = load_config(kb_dir=kb)
     store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri)
     try:

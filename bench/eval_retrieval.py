@@ -1,0 +1,168 @@
+"""Retrieval quality and latency of every text signal, the fused stage and its ablations, in one run.
+
+    .venv/bin/python bench/eval_retrieval.py --set hotpotqa --embed all-MiniLM-L6-v2
+    .venv/bin/python bench/eval_retrieval.py --set dev-eu --embed all-mpnet-base-v2 --json bench/out/retrieval/dev-eu.json
+
+Each question's signal rankings (BM25, dense, question bank, graph; depth 50) are computed once
+and fused offline, so ``vector``/``bm25``/``questions``/``graph`` alone, ``hybrid`` (all signals,
+the weights of ``[retrieval]``), and ``hybrid`` without each signal are scored on the same rankings.
+``dual`` has ``hybrid``'s passages by construction; what it adds is facts, reported as how many
+questions got confident facts and how many of those facts' source chunks hold gold evidence.
+
+Metrics: sets with gold passages (HotpotQA, MuSiQue, rag-eurlex) → passage Recall@2/5/10 over
+distinct documents; the hand-checked dev sets (``bench/devset/``) → gold-quote recall@k, the
+share of gold quotes inside the top-k chunks. Latency: ``hybrid`` and ``vector`` searches with
+the persistent embedding cache off, p50/p95 in the same run, after one warm-up question.
+KBs are built once per set and embedder under the user cache (``--cache``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.cache import user_cache_dir  # noqa: E402
+from core.config import Config  # noqa: E402
+from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from spr.eval import metrics as m  # noqa: E402
+from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample  # noqa: E402
+from spr.eval.runner import document_ids, prepare_kb, resolve_contexts  # noqa: E402
+from spr.qa import KnowledgeBase  # noqa: E402
+from spr.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
+from spr.retrieval.registry import signals  # noqa: E402
+from store.units import read_units  # noqa: E402
+from store.vocab import PKB  # noqa: E402
+
+DEV = {
+    "dev-eu": ("eu_regulations.jsonl", "policy_corpora/eu_regulations_pypi/articles.jsonl"),
+    "dev-necp": ("necp.jsonl", "policy_corpora/necp_national_energy_climate_plans/national_objectives_and_targets"),
+    "dev-de": ("de_energy_laws.jsonl", "policy_corpora/de_energy_laws"),
+}
+KS = (2, 5, 10)
+DEPTH = 50
+
+
+def load(name: str, data_dir: Path, limit: int | None):
+    if name in DEV:
+        file, corpus = DEV[name]
+        return load_jsonl(ROOT / "bench" / "devset" / file, data_dir / corpus)
+    return sample(load_dataset(name, data_dir), limit, 0, "full")
+
+
+def percentile(xs: list[float], q: float) -> float:
+    return statistics.quantiles(xs, n=100, method="inclusive")[q - 1] if len(xs) > 1 else (xs[0] if xs else 0.0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", required=True, help="hotpotqa, musique, rag-eurlex, dev-eu, dev-necp, dev-de")
+    ap.add_argument("--embed", default="all-MiniLM-L6-v2", help="embedder name or model folder")
+    ap.add_argument("--limit", type=int, default=None, help="seeded sample of the questions (public sets)")
+    ap.add_argument("--data-dir", type=Path, default=None)
+    ap.add_argument("--cache", type=Path, default=None, help="KB cache folder (default: the user cache)")
+    ap.add_argument("--json", type=Path, default=None, help="write the figures here too")
+    ap.add_argument("--latency", type=int, default=50, help="questions timed for latency (0 = skip)")
+    ap.add_argument("--question-bank", action="store_true", help="build the question bank too (its signal is scored)")
+    ap.add_argument("--variant", action="append", default=[], metavar="bm25=1,dense=1,graph=0.5",
+                    help="an extra weighting to score (repeatable)")
+    args = ap.parse_args()
+
+    data_dir = args.data_dir or default_data_dir()
+    dataset = load(args.set, data_dir, args.limit)
+    config = Config()
+    config = config.model_copy(update={
+        "embed": config.embed.model_copy(update={"model": args.embed}),
+        "questions": config.questions.model_copy(update={"build": args.question_bank}),
+    })
+    cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}"
+    t0 = time.perf_counter()
+    kb_config, note = prepare_kb(dataset, config, cache, ingest_summary)
+    build_s = time.perf_counter() - t0
+    print(note, f"({build_s:.0f} s)", flush=True)
+
+    with KnowledgeBase.open(kb_config) as kb:
+        doc_of = document_ids(kb.store)
+        units = {u.iri: u for u in read_units(kb.store)}
+        doc_id = {iri: doc_of.get(u.document, "") for iri, u in units.items()}
+        chunk_text = {iri: u.text for iri, u in units.items()}
+        raw = {r["c"].value: r["t"].value for r in kb.store.select(  # type: ignore[union-attr]
+            f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows}
+        questions = resolve_contexts(kb.store, dataset.questions, doc_of)
+        sigs = signals(kb)
+        c = kb.config.retrieval
+        weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
+        rankings = []
+        for q in questions:
+            rankings.append({s.name: s.rank(q.question, DEPTH) for s in sigs})
+
+        systems: dict[str, dict[str, float]] = {}
+        variants = {name: {name: 1.0} for name in weights}
+        variants["hybrid"] = weights
+        for name in weights:
+            if weights[name] > 0:
+                variants[f"hybrid - {name}"] = {**weights, name: 0.0}
+        variants["bm25 + dense"] = {"bm25": 1.0, "dense": 1.0}
+        for spec in args.variant:
+            variants[spec] = {k: float(v) for k, v in (part.split("=") for part in spec.split(","))}
+        for label, w in variants.items():
+            scores: dict[str, list[float]] = {}
+            for q, ranks in zip(questions, rankings, strict=True):
+                if not q.answerable:
+                    continue
+                fused = [f.chunk for f in reciprocal_rank_fusion(ranks, w, c.rrf_k)]
+                docs = m.dedupe(doc_id.get(ch, "") for ch in fused)
+                for k in KS:
+                    if q.gold_contexts and args.set in DEV:  # other sets' contexts are generated, not quotes
+                        v = m.quote_recall_at_k([raw.get(ch, chunk_text.get(ch, "")) for ch in fused], q.gold_contexts, k)
+                        scores.setdefault(f"QR@{k}", []).append(v if v is not None else 0.0)
+                    if q.gold_passage_ids:
+                        scores.setdefault(f"R@{k}", []).append(m.recall_at_k(docs, q.gold_passage_ids, k) or 0.0)
+            systems[label] = {key: round(sum(v) / len(v), 3) for key, v in scores.items() if v}
+
+        latency: dict[str, dict[str, float]] = {}
+        if args.latency:
+            timed = [q.question for q in questions[: args.latency]]
+            fresh = kb_config.model_copy(update={"embed": kb_config.embed.model_copy(update={"cache": False})})
+            with KnowledgeBase.open(fresh) as cold:
+                hybrid, vector = cold.retriever("hybrid"), cold.retriever("vector")
+                hybrid.search(timed[0] + " warm-up", 5)
+                vector.search(timed[0] + " warm-up", 5)
+                ms: dict[str, list[float]] = {"hybrid": [], "vector": []}
+                for i, text in enumerate(timed):
+                    for name, r in (("hybrid", hybrid), ("vector", vector)):
+                        probe = f"{text} ({name} {i})"  # a text no cache has seen: the embedding is timed too
+                        t = time.perf_counter()
+                        r.search(probe, 5)
+                        ms[name].append((time.perf_counter() - t) * 1000)
+            for name, xs in ms.items():
+                latency[name] = {"p50_ms": round(statistics.median(xs), 1), "p95_ms": round(percentile(xs, 95), 1)}
+            latency["ratio_p50"] = {"hybrid/vector": round(latency["hybrid"]["p50_ms"] / latency["vector"]["p50_ms"], 2)}
+
+    out = {
+        "set": args.set, "embed": args.embed, "questions": len(questions),
+        "answerable": sum(q.answerable for q in questions), "chunks": len(units), "kb": note,
+        "weights": weights, "rrf_k": c.rrf_k, "systems": systems, "latency": latency,
+    }
+    keys = [f"R@{k}" for k in KS] + [f"QR@{k}" for k in KS]
+    keys = [k for k in keys if any(k in s for s in systems.values())]
+    print(f"{args.set} · {args.embed} · {out['answerable']} answerable of {len(questions)} · {len(units)} chunks")
+    print(f"{'system':<22}" + "".join(f"{k:>8}" for k in keys))
+    for label, s in systems.items():
+        print(f"{label:<22}" + "".join(f"{s.get(k, float('nan')):>8.3f}" for k in keys))
+    if latency:
+        print("latency", json.dumps(latency))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
