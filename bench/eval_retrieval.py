@@ -100,15 +100,22 @@ def main() -> int:
         weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
         rankings = []
         for q in questions:
-            rankings.append({s.name: s.rank(q.question, DEPTH) for s in sigs})
+            ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not getattr(s, "second_stage", False)}
+            first = reciprocal_rank_fusion(ranks, weights, c.rrf_k)
+            for s in sigs:
+                if getattr(s, "second_stage", False):
+                    ranks[s.name] = s.rank(q.question, DEPTH, first)  # seeded by the first stage too
+                    ranks[f"{s.name}-entities"] = s.rank(q.question, DEPTH)  # the question's entities only
+            rankings.append(ranks)
 
         systems: dict[str, dict[str, float]] = {}
-        variants = {name: {name: 1.0} for name in weights}
+        variants = {name: {name: 1.0} for name in [*weights, "graph-entities"]}
         variants["hybrid"] = weights
         for name in weights:
             if weights[name] > 0:
                 variants[f"hybrid - {name}"] = {**weights, name: 0.0}
         variants["bm25 + dense"] = {"bm25": 1.0, "dense": 1.0}
+        variants["hybrid, graph from entities only"] = {**weights, "graph": 0.0, "graph-entities": weights["graph"]}
         for spec in args.variant:
             variants[spec] = {k: float(v) for k, v in (part.split("=") for part in spec.split(","))}
         for label, w in variants.items():

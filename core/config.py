@@ -258,6 +258,9 @@ class RetrievalConfig(_Section):
     ppr_damping: float = Field(
         0.5, gt=0.0, lt=1.0, description="graph signal: PageRank damping (HippoRAG's 0.5: stay near the question's entities)."
     )
+    graph_seed_passages: int = Field(
+        5, ge=0, le=50, description="graph signal: the other signals' top chunks that also seed PageRank (HippoRAG 2; 0 = entities only)."
+    )
     rrf_k: int = Field(60, ge=1, description="RRF rank constant: larger flattens the difference between ranks.")
     depth: int = Field(50, ge=1, le=1000, description="Candidates each signal contributes to the fusion.")
     window_overlap: float = Field(
@@ -269,6 +272,12 @@ class RetrievalConfig(_Section):
         "parse, links and relations: on the visible dev sets no lower threshold admitted relevant facts "
         "(bench/calibrate_facts.py).",
     )
+    rerank: bool = Field(
+        False,
+        description="hybrid: rerank the fused top candidates with the [llm] model, one yes/no call per candidate, "
+        "scored by P(yes) from the first token's log-probabilities (bench/bench_rerank.py).",
+    )
+    rerank_top_n: int = Field(10, ge=1, le=50, description="rerank: fused candidates the LLM scores (at least k are).")
 
 
 class AnswerConfig(_Section):
@@ -312,7 +321,7 @@ class EvalConfig(_Section):
     cache_dir: str = Field(
         "", description="Per-dataset KBs go to <cache_dir>/eval/<dataset>/kb; empty = $XDG_CACHE_HOME/policykb or ~/.cache/policykb."
     )
-    systems: str = Field("vector,naive-kg,spr,questions,dual", description="Retrieval modes compared, comma-separated; the first is the baseline.")
+    systems: str = Field("vector,bm25,naive-kg,spr,hybrid,dual", description="Retrieval modes compared, comma-separated; the first is the baseline.")
     k: int = Field(10, ge=1, le=MAX_K, description="Chunks retrieved per question by every system; also the cut-off of MRR@k.")
     recall_ks: str = Field("2,5,10", description="The k values of Recall@k, comma-separated.")
     seed: int = Field(0, description="Seed of --limit sampling and of the bootstrap intervals.")

@@ -70,6 +70,15 @@ class Embedder(ABC):
             self._dimension = int(self.embed_batch(["dimension probe"]).shape[1])
         return self._dimension
 
+    @property
+    def max_tokens(self) -> int:
+        """Longest input the model reads; backends with a tokenizer override this and
+        :meth:`token_counts` (this default assumes 512 and counts whitespace words)."""
+        return 512
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(t.split()) for t in texts]
+
     _RECENT_MAX = 2048
 
     def _remember(self, vectors: dict[str, np.ndarray]) -> None:
@@ -261,6 +270,13 @@ class SentenceTransformerEmbedder(Embedder):
         """Longest input in tokens (the loaded model's ``max_seq_length``; longer texts are
         truncated, so callers window them): all-MiniLM-L6-v2 256, all-mpnet-base-v2 384."""
         return int(self.model.max_seq_length)
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens the model's tokenizer makes of each text (special tokens included)."""
+        if not texts:
+            return []
+        encoded = self.model.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        return [len(ids) for ids in encoded]
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(

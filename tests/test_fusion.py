@@ -140,3 +140,18 @@ def test_spr_facts_carry_a_confidence(kb):
     evidence = kb.retriever("spr").retrieve("Who supports rooftop photovoltaic projects?", 3)
     assert evidence, "the rule parser answers this question on the example corpus"
     assert all(e.confidence is not None and 0.0 <= e.confidence <= 1.0 for e in evidence)
+
+
+def test_long_units_are_windowed_within_the_embedders_limit(kb):
+    """German compounds tokenize into many more pieces per word than English: the windows are cut
+    again until every one fits, and together they cover the whole text (no lost tail)."""
+    from kgpipeline.derived.chunk_vectors import ChunkVectorStage, window_words
+
+    embedder = kb.embedder
+    text = " ".join(["Die Bundesnetzagentur überwacht die Einhaltung der Netzentgeltverordnung und "
+                     "Kraft-Wärme-Kopplungsanlagen im Übertragungsnetzbetreibergebiet."] * 60) + " ENDE"
+    stage = ChunkVectorStage(embedder, overlap=0.2)
+    windows = stage._windows(text, window_words(embedder.max_tokens))
+    assert len(windows) > 1
+    assert max(embedder.token_counts(windows)) <= embedder.max_tokens
+    assert windows[-1].endswith("ENDE")

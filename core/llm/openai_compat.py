@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from core.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
-from core.llm.base import LLM, Completion, Request
+from core.llm.base import LLM, YES_NO_TOP_LOGPROBS, Completion, Request
 from core.usage import Usage
 
 SchemaMode = Literal["json_schema", "json_object", "prompt"]
@@ -99,6 +99,33 @@ class OpenAICompatLLM(LLM):
             cached=False,
             model=self.model_id,
             finish_reason=choice.finish_reason or "stop",
+        )
+
+    def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:
+        """``logprobs=True, top_logprobs=20`` (OpenAI's maximum): the first token's top list."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.as_dicts(),
+            "max_tokens": max(1, request.max_tokens),
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": YES_NO_TOP_LOGPROBS,
+        }
+        response = self._with_retries(lambda: self.client.chat.completions.create(**kwargs))
+        if not getattr(response, "choices", None):
+            raise ModelOutputError(f"LLM endpoint {self.base_url} returned no choices")
+        content = getattr(getattr(response.choices[0], "logprobs", None), "content", None)
+        if not content:
+            raise ModelOutputError(f"LLM endpoint {self.base_url} returned no logprobs; it cannot score yes/no")
+        first = content[0]
+        found: dict[str, float] = {}
+        for item in [*(getattr(first, "top_logprobs", None) or ()), first]:
+            token, logprob = getattr(item, "token", None), getattr(item, "logprob", None)
+            if isinstance(token, str) and isinstance(logprob, (int, float)):
+                found.setdefault(token, float(logprob))  # the chosen token is in the top list too
+        usage = getattr(response, "usage", None)
+        return found, Usage(
+            int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
         )
 
     def _with_retries(self, call: Callable[[], Any]) -> Any:

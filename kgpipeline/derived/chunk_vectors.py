@@ -4,7 +4,9 @@ What is embedded is the retrieval unit's :attr:`store.units.Unit.index_text` —
 the chunk text without markup. A unit longer than the embedder's window is not cut at the
 window (the model would silently drop its tail): it is embedded as overlapping word windows, one
 vector each, all under the chunk's IRI; a search scores a chunk by its best window
-(:class:`spr.retrieval.vector.DenseSignal`). Rebuilt from scratch on every run (the embedding
+(:class:`spr.retrieval.vector.DenseSignal`). Windows start at a word count estimated from the
+model's token limit; a unit whose windows still tokenize longer (German compounds, PDF noise)
+is cut again into proportionally shorter windows, so no window loses its tail. Rebuilt from scratch on every run (the embedding
 cache makes unchanged windows free).
 """
 
@@ -54,7 +56,7 @@ class ChunkVectorStage:
         texts: list[str] = []
         long_units = 0
         for unit in units:
-            windows = word_windows(unit.index_text, size, int(size * self.overlap)) or [unit.heading_path or unit.iri]
+            windows = self._windows(unit.index_text, size) or [unit.heading_path or unit.iri]
             long_units += len(windows) > 1
             ids += [unit.iri] * len(windows)
             texts += windows
@@ -67,6 +69,17 @@ class ChunkVectorStage:
             f"{len(units)} chunks embedded as {len(ids)} windows of <= {size} words "
             f"({share:.0%} longer than one window) in {time.perf_counter() - started:.1f} s"
         )
+
+
+    def _windows(self, text: str, size: int) -> list[str]:
+        limit = self.embedder.max_tokens
+        for _ in range(4):  # each pass shrinks by the measured excess; 4 suffice for any real text
+            windows = word_windows(text, size, int(size * self.overlap))
+            longest = max(self.embedder.token_counts(windows), default=0)
+            if longest <= limit or size <= 16:
+                return windows
+            size = max(16, int(size * limit / longest * 0.95))
+        return windows
 
 
 def make_stage(config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None) -> ChunkVectorStage:

@@ -38,7 +38,9 @@ class Ranked:
 
 
 class Signal(Protocol):
-    """Ranks chunks for a question: at most ``depth`` distinct chunk IRIs, best first."""
+    """Ranks chunks for a question: at most ``depth`` distinct chunk IRIs, best first. A signal
+    with ``second_stage = True`` (the graph) runs after the others and is also given their fused
+    ranking: ``rank(question, depth, first)``."""
 
     name: str
 
@@ -98,16 +100,21 @@ class FusedRetriever(Retriever):
         rankings: dict[str, list[Ranked]] = {}
         depth = max(self.depth, k)
         missing: list[str] = []
-        for signal in self.signals:
-            t = time.perf_counter()
-            try:
-                rankings[signal.name] = signal.rank(question, depth)
-            except StoreError as exc:  # an index this KB lacks (built before it existed): the others answer
-                if len(missing) == len(self.signals) - 1:
-                    raise
-                missing.append(str(exc))
-            timings[signal.name] = elapsed_ms(t)
-        fused = reciprocal_rank_fusion(rankings, self.weights, self.rrf_k)[:k]
+        first_stage = [s for s in self.signals if not getattr(s, "second_stage", False)]
+        second_stage = [s for s in self.signals if getattr(s, "second_stage", False)]
+        first: list[Fused] = []
+        for group in (first_stage, second_stage):
+            for signal in group:
+                t = time.perf_counter()
+                try:
+                    rankings[signal.name] = signal.rank(question, depth, first) if group is second_stage else signal.rank(question, depth)
+                except StoreError as exc:  # an index this KB lacks (built before it existed): the others answer
+                    if len(missing) == len(self.signals) - 1:
+                        raise
+                    missing.append(str(exc))
+                timings[signal.name] = elapsed_ms(t)
+            first = reciprocal_rank_fusion(rankings, self.weights, self.rrf_k)
+        fused = first[:k]
         evidence = fused_evidence(self.store, fused, self.name)
         timings[self.name] = elapsed_ms(started)
         return Retrieval(tuple(evidence), Trace(note="; ".join(missing), timings_ms=timings))

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping, Sequence
 
 from core.config import RetrievalConfig
-from spr.retrieval.fusion import Ranked
+from spr.retrieval.fusion import Fused, Ranked
 from store.base import RDFStore
 from store.vocab import DCTERMS, PKB, SKOS
 
@@ -120,10 +120,12 @@ class GraphSignal:
     """Chunks by personalized PageRank from the question's entities over the KB graph."""
 
     name = "graph"
+    second_stage = True  # runs after the other signals, seeded by their fused top chunks
 
     def __init__(self, store: RDFStore, config: RetrievalConfig):
         self.store = store
         self.damping = config.ppr_damping
+        self.seed_passages = config.graph_seed_passages
         self._graph: EntityGraph | None = None
         self._lock = threading.Lock()
 
@@ -135,6 +137,18 @@ class GraphSignal:
                     self._graph = EntityGraph(self.store)
         return self._graph
 
-    def rank(self, question: str, depth: int) -> list[Ranked]:
+    def rank(self, question: str, depth: int, first: Sequence[Fused] = ()) -> list[Ranked]:
+        """PageRank from the entities named in ``question`` and — HippoRAG 2's passage seeds —
+        the first stage's top ``seed_passages`` chunks; each group's seed weights sum to 1
+        (passages in proportion to their first-stage score)."""
         graph = self.graph
-        return graph.rank_chunks(graph.seeds(question), self.damping, depth)
+        seeds = _normalized(graph.seeds(question))
+        passages = {f.chunk: f.score for f in first[: self.seed_passages] if f.chunk in graph.names}
+        for chunk, weight in _normalized(passages).items():
+            seeds[chunk] = seeds.get(chunk, 0.0) + weight
+        return graph.rank_chunks(seeds, self.damping, depth)
+
+
+def _normalized(weights: Mapping[str, float]) -> dict[str, float]:
+    total = sum(weights.values())
+    return {k: v / total for k, v in weights.items()} if total > 0 else {}

@@ -64,7 +64,12 @@ def signals(kb: Services) -> list[Signal]:
 def _hybrid(kb: Services) -> Retriever:
     c = kb.config.retrieval
     weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
-    return FusedRetriever(kb.store, signals(kb), weights, rrf_k=c.rrf_k, depth=c.depth)
+    fused = FusedRetriever(kb.store, signals(kb), weights, rrf_k=c.rrf_k, depth=c.depth)
+    if not c.rerank:
+        return fused
+    from spr.retrieval.rerank import LLMReranker
+
+    return LLMReranker(fused, lambda: kb.llm, top_n=c.rerank_top_n)  # type: ignore[attr-defined]  # KnowledgeBase.llm
 
 
 def _dual(kb: Services) -> Retriever:
