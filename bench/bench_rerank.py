@@ -79,6 +79,9 @@ def main() -> int:
         for n, row in enumerate(rows, 1):
             quotes = row["contexts"]
             base = reranker.inner.search(row["question"], args.top_n)
+            if base.trace.note:  # a signal's index is missing: the comparison would not be hybrid's
+                print(f"first stage incomplete: {base.trace.note}", file=sys.stderr)
+                return 1
             before = tracker.totals
             got = reranker.search(row["question"], args.k)
             after = tracker.totals

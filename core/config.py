@@ -248,13 +248,15 @@ class RetrievalConfig(_Section):
     """The fused text stage (modes ``hybrid`` and ``dual``): signals over the same chunks, fused by
     weighted reciprocal-rank fusion, score(c) = sum over signals of weight / (rrf_k + rank)."""
 
-    weight_bm25: float = Field(1.0, ge=0.0, description="RRF weight of BM25 over chunk texts (0 = off).")
+    # Defaults chosen by the mean R@5 / quote recall@5 over six visible sets (HotpotQA, MuSiQue,
+    # rag-eurlex and the three dev sets; bench/eval_retrieval.py's grid, README "Retrieval").
+    weight_bm25: float = Field(0.25, ge=0.0, description="RRF weight of BM25 over chunk texts (0 = off).")
     weight_dense: float = Field(1.0, ge=0.0, description="RRF weight of dense chunk vectors (0 = off).")
     weight_questions: float = Field(
         0.0, ge=0.0,
         description="RRF weight of the question bank: a matched latent question votes for its chunk (0 = off; it lowered recall on every set measured).",
     )
-    weight_graph: float = Field(0.5, ge=0.0, description="RRF weight of personalized PageRank over the entity-chunk graph (0 = off).")
+    weight_graph: float = Field(0.25, ge=0.0, description="RRF weight of personalized PageRank over the entity-chunk graph (0 = off).")
     ppr_damping: float = Field(
         0.5, gt=0.0, lt=1.0, description="graph signal: PageRank damping (HippoRAG's 0.5: stay near the question's entities)."
     )
