@@ -124,8 +124,10 @@ class LLMConfig(_Section):
 class EmbedConfig(_Section):
     """Sentence embedding model."""
 
+    # all-mpnet-base-v2 by measurement: +11 points of gold-quote recall@5 (dense) on the EU-law dev
+    # set over MiniLM, +1.5 R@5 on HotpotQA, at ~6x the embedding cost (README "Retrieval").
     model: str = Field(
-        "",
+        "all-mpnet-base-v2",
         description=(
             "Embedder name or sentence-transformers directory; empty = all-MiniLM-L6-v2. Names:"
             " 'all-MiniLM-L6-v2' (384-d, 256 tokens), 'all-mpnet-base-v2' (768-d, 384 tokens; needs"

@@ -6,19 +6,26 @@ each other.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
+# The fast test embedder for every KB a test builds, module- and session-scoped fixtures included
+# (they run before the autouse fixture below); tests/test_model_parts.py checks the default mpnet.
+TEST_EMBEDDER = "all-MiniLM-L6-v2"
+os.environ["POLICYKB_EMBED__MODEL"] = TEST_EMBEDDER
+
 
 @pytest.fixture(autouse=True)
 def isolated_kb(tmp_path, monkeypatch):
-    """Run each test in its own working directory with no POLICYKB_* overrides."""
+    """Run each test in its own working directory with no POLICYKB_* overrides but the test embedder."""
     import os
 
     for key in list(os.environ):
         if key.startswith("POLICYKB_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("POLICYKB_EMBED__MODEL", TEST_EMBEDDER)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")

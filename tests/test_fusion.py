@@ -155,3 +155,15 @@ def test_long_units_are_windowed_within_the_embedders_limit(kb):
     assert len(windows) > 1
     assert max(embedder.token_counts(windows)) <= embedder.max_tokens
     assert windows[-1].endswith("ENDE")
+
+
+def test_an_index_from_another_embedder_is_named_not_a_shape_error(kb_dir, tmp_path):
+    from core.errors import StoreError
+
+    copy = tmp_path / "kb"
+    shutil.copytree(kb_dir, copy)
+    (copy / "policykb.toml").write_text('[embed]\nmodel = "all-mpnet-base-v2"\n', encoding="utf-8")
+    with KnowledgeBase.open(copy) as other:
+        other.config.embed.model = "all-mpnet-base-v2"
+        with pytest.raises(StoreError, match="reindex chunks"):
+            other.retriever("vector").retrieve(PENALTY, 3)

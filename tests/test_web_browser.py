@@ -65,11 +65,18 @@ def test_question_box_shows_cited_answer_and_evidence(page, ask_server):
     assert page.locator("#answer-text a.cite").count() >= 1  # [n] markers link to citations
     quotes = page.locator("#citations li blockquote").all_inner_texts()
     assert quotes and all(q.strip() for q in quotes)
+    assert page.locator("#chunks figure.chunk").count() >= 1
+    caption = page.locator("#chunks figure.chunk figcaption").first.inner_text()
+    assert "found by" in caption and "#" in caption  # which fused signals found the chunk, at which rank
+    assert not any("##" in t for t in page.locator("#chunks blockquote").all_inner_texts())  # no source markup
+
+    # dual admits facts only at full confidence; the structured mode draws its triples.
+    page.select_option("#mode", "spr")
+    page.click("#ask-button")
+    page.wait_for_function("cy !== null && cy.nodes().length >= 2", timeout=180_000)
     # The evidence graph: cytoscape drew the answer's triples.
-    assert page.evaluate("cy !== null && cy.nodes().length") >= 2
     assert page.evaluate("cy.edges().length") >= 1
     assert page.locator("#graph canvas").count() >= 1
-    assert page.locator("#chunks figure.chunk").count() >= 1
     page.wait_for_timeout(300)  # let the graph layout settle for the picture
     page.screenshot(path=str(ARTIFACTS / "web-ask.png"), full_page=True)
 

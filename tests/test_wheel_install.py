@@ -78,6 +78,7 @@ def installed(tmp_path_factory):
     for key in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONNOUSERSITE"):
         env.pop(key, None)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONNOUSERSITE="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env["POLICYKB_EMBED__MODEL"] = "all-MiniLM-L6-v2"  # the fast test embedder, as in conftest
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source], base, env, 300)
     (wheel,) = dist.glob("policykb-*.whl")
 

@@ -36,6 +36,11 @@ class DenseSignal:
         return self._index
 
     def rank(self, question: str, depth: int) -> list[Ranked]:
+        if self.index.dimension != self.embedder.dimension:  # a KB built with another [embed] model
+            raise StoreError(
+                f"the chunk index holds {self.index.dimension}-d vectors but {self.embedder.model_id.split(':')[1]} "
+                f"makes {self.embedder.dimension}-d ones; set [embed] model to the KB's embedder or run `policykb reindex chunks`"
+            )
         best: dict[str, float] = {}
         for hit in self.index.search(self.embedder.embed(question), depth * _OVERFETCH)[0]:
             best.setdefault(hit.id, hit.score)  # hits come best first: the first is the chunk's best window
