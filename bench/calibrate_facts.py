@@ -15,37 +15,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.eval_retrieval import load_dev  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary  # noqa: E402
 from spr.eval.datasets import default_data_dir, load_jsonl  # noqa: E402
+from spr.eval.metrics import word_key  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 
-DEV = {
-    "dev-eu": ("bench/devset/eu_regulations.jsonl", "policy_corpora/eu_regulations_pypi/articles.jsonl"),
-    "dev-necp": ("bench/devset/necp.jsonl", "policy_corpora/necp_national_energy_climate_plans/national_objectives_and_targets"),
-    "dev-de": ("bench/devset/de_energy_laws.jsonl", "policy_corpora/de_energy_laws"),
-}
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-
-def words(text: str) -> str:
-    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
 
 
 def dataset(name: str, data_dir: Path):
     if name == "sample":
         return load_jsonl(ROOT / "examples/eval/sample-qa.jsonl", ROOT / "examples/corpus")
-    file, corpus = DEV[name]
-    return load_jsonl(ROOT / file, data_dir / corpus)
+    return load_dev(name, data_dir)
 
 
 def main() -> int:
@@ -69,8 +60,8 @@ def main() -> int:
                 facts = spr.retrieve(q.question, 5)
                 if not facts:
                     continue
-                gold = [words(a) for a in q.answers] + [words(c) for c in q.gold_contexts]
-                texts = [words(e.text) for e in facts] + [words(e.chunk.text) for e in facts if e.chunk]
+                gold = [word_key(a) for a in q.answers] + [word_key(c) for c in q.gold_contexts]
+                texts = [word_key(e.text) for e in facts] + [word_key(e.chunk.text) for e in facts if e.chunk]
                 relevant = q.answerable and any(g.strip() and g in t for g in gold for t in texts)
                 points.append((facts[0].confidence or 0.0, relevant, name))
     rows = []

@@ -39,6 +39,15 @@ CORPORA = {
     "necp": "necp_national_energy_climate_plans/national_objectives_and_targets",
     "de_energy_laws": "de_energy_laws",
 }
+# What the ingest reads of each corpus (the EU folder also holds a SQLite copy of the same articles).
+INGESTED = {"eu_regulations": "articles.jsonl"}
+# Evaluation names (bench/eval_retrieval.py, bench/calibrate_facts.py) -> devset file stem
+DEV_SETS = {"dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws"}
+
+
+def corpus_path(name: str, data_dir: Path) -> Path:
+    """The files of devset ``name``'s corpus as the ingest takes them."""
+    return data_dir / "policy_corpora" / CORPORA[name] / INGESTED.get(name, "")
 
 
 def default_data_dir() -> Path:

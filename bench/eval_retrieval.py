@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.check_devset import DEV_SETS, corpus_path, default_devset_dir  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary  # noqa: E402
@@ -35,24 +36,24 @@ from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample  # noqa: E402
 from spr.eval.runner import document_ids, prepare_kb, resolve_contexts  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
-from spr.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
+from spr.retrieval.fusion import is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
 
-DEV = {
-    "dev-eu": ("eu_regulations.jsonl", "policy_corpora/eu_regulations_pypi/articles.jsonl"),
-    "dev-necp": ("necp.jsonl", "policy_corpora/necp_national_energy_climate_plans/national_objectives_and_targets"),
-    "dev-de": ("de_energy_laws.jsonl", "policy_corpora/de_energy_laws"),
-}
 KS = (2, 5, 10)
 DEPTH = 50
 
 
+def load_dev(name: str, data_dir: Path):
+    """A hand-checked dev set (``dev-eu``, ``dev-necp``, ``dev-de``) over its corpus."""
+    stem = DEV_SETS[name]
+    return load_jsonl(default_devset_dir() / f"{stem}.jsonl", corpus_path(stem, data_dir))
+
+
 def load(name: str, data_dir: Path, limit: int | None):
-    if name in DEV:
-        file, corpus = DEV[name]
-        return load_jsonl(ROOT / "bench" / "devset" / file, data_dir / corpus)
+    if name in DEV_SETS:
+        return load_dev(name, data_dir)
     return sample(load_dataset(name, data_dir), limit, 0, "full")
 
 
@@ -100,10 +101,10 @@ def main() -> int:
         weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
         rankings = []
         for q in questions:
-            ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not getattr(s, "second_stage", False)}
+            ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not is_second_stage(s)}
             first = reciprocal_rank_fusion(ranks, weights, c.rrf_k)
             for s in sigs:
-                if getattr(s, "second_stage", False):
+                if is_second_stage(s):
                     ranks[s.name] = s.rank(q.question, DEPTH, first)  # seeded by the first stage too
                     ranks[f"{s.name}-entities"] = s.rank(q.question, DEPTH)  # the question's entities only
             rankings.append(ranks)
@@ -126,7 +127,7 @@ def main() -> int:
                 fused = [f.chunk for f in reciprocal_rank_fusion(ranks, w, c.rrf_k)]
                 docs = m.dedupe(doc_id.get(ch, "") for ch in fused)
                 for k in KS:
-                    if q.gold_contexts and args.set in DEV:  # other sets' contexts are generated, not quotes
+                    if q.gold_contexts and args.set in DEV_SETS:  # other sets' contexts are generated, not quotes
                         v = m.quote_recall_at_k([raw.get(ch, chunk_text.get(ch, "")) for ch in fused], q.gold_contexts, k)
                         scores.setdefault(f"QR@{k}", []).append(v if v is not None else 0.0)
                     if q.gold_passage_ids:

@@ -136,7 +136,8 @@ def recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float | N
     return len(gold_set & set(dedupe(ranked)[:k])) / len(gold_set)
 
 
-def _word_key(text: str) -> str:
+def word_key(text: str) -> str:
+    """Lower-case words joined by single spaces, padded: ``a in b`` then matches whole words."""
     return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
 
 
@@ -148,10 +149,10 @@ def quote_recall_at_k(chunk_texts: Sequence[str], quotes: Iterable[str], k: int)
     >>> quote_recall_at_k(["The fine is EUR 50,000.", "Other text"], ["fine is EUR 50,000", "absent"], 2)
     0.5
     """
-    wanted = [_word_key(q) for q in quotes if q.strip()]
+    wanted = [word_key(q) for q in quotes if q.strip()]
     if not wanted:
         return None
-    top = [_word_key(t) for t in chunk_texts[:k]]
+    top = [word_key(t) for t in chunk_texts[:k]]
     return sum(any(w in t for t in top) for w in wanted) / len(wanted)
 
 

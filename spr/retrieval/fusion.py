@@ -47,6 +47,11 @@ class Signal(Protocol):
     def rank(self, question: str, depth: int) -> list[Ranked]: ...
 
 
+def is_second_stage(signal: Signal) -> bool:
+    """Whether ``signal`` ranks after the others, from their fused ranking (the graph)."""
+    return bool(getattr(signal, "second_stage", False))
+
+
 @dataclass(frozen=True)
 class Fused:
     chunk: str
@@ -100,8 +105,8 @@ class FusedRetriever(Retriever):
         rankings: dict[str, list[Ranked]] = {}
         depth = max(self.depth, k)
         missing: list[str] = []
-        first_stage = [s for s in self.signals if not getattr(s, "second_stage", False)]
-        second_stage = [s for s in self.signals if getattr(s, "second_stage", False)]
+        first_stage = [s for s in self.signals if not is_second_stage(s)]
+        second_stage = [s for s in self.signals if is_second_stage(s)]
         first: list[Fused] = []
         for group in (first_stage, second_stage):
             for signal in group:
