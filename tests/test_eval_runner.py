@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Config
+from core.config import Config, LLMConfig
 from core.errors import InputError
 from kgpipeline.pipeline import ingest_summary
 from spr.eval.harness import evaluate
 from spr.eval.records import EvalQuestion, EvalRequest, EvalSettings
 from spr.eval.runner import score
 from spr.records import Answer, ChunkRef, Evidence, Trace
+from spr.verify import SupportChecker
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "eval" / "sample-qa.jsonl"
@@ -49,7 +50,15 @@ def test_outputs_are_written(sample_run):
     report = outcome.files["report"].read_text()
     for system in SYSTEMS:
         assert f"| {system} |" in report
-    assert "R@3" in report and "MRR@5" in report and "Abst(unans)" in report and "p95 ms" in report
+    assert "R@3" in report and "MRR@5" in report and "p95 ms" in report
+    for column in ("TokR", "R-L", "CitR", "CitP", "Abst-P", "Abst-R", "FalseAbst"):
+        assert f" {column} |" in report, column
+    summary = json.loads(outcome.files["summary"].read_text())
+    assert {"token_recall", "rougeL", "citation_recall", "citation_precision", "abstention_precision", "abstain_unanswerable",
+            "abstain_answerable"} <= set(summary["columns"])
+    for system in summary["systems"]:
+        assert system["abstention"]["unanswerable"] == 2 and system["abstention"]["answerable"] == 6
+        assert system["abstention"]["abstention_recall"] == system["means"]["abstain_unanswerable"]
     lines = outcome.files["results"].read_text().splitlines()
     assert len(lines) == 8 * len(SYSTEMS)
     assert {json.loads(line)["system"] for line in lines} == set(SYSTEMS)
@@ -74,6 +83,38 @@ def test_scores_are_in_range_and_gold_is_resolved(sample_run):
     assert sum(vector) / len(vector) >= 0.5
     # naive-kg evidence is triples, mapped back to documents through their provenance chunks
     assert any(r.retrieved_ids for r in outcome.results if r.system == "naive-kg")
+
+
+def test_extractive_answers_are_cited_and_checked(sample_run):
+    _, outcome, _, _ = sample_run
+    for r in outcome.results:
+        recall, precision = r.scores["citation_recall"], r.scores["citation_precision"]
+        if r.abstained:
+            assert recall is None and precision is None
+        else:  # extractive answers quote the sentences they cite: supported, every citation needed
+            assert recall == 1.0 and precision == 1.0, (r.system, r.question_id, r.answer)
+
+
+def test_llm_answers_judged_with_citations(sample_run, tmp_path):
+    # the same KB (its build settings do not include the LLM); SmolLM2 answers and judges
+    request, _, ingest, calls = sample_run
+    config = Config().model_copy(update={"llm": LLMConfig(model_path="smollm2-135m-instruct")})
+    settings = EvalSettings(systems=("vector",), answer="llm", k=3, recall_ks=(1, 3))
+    outcome = evaluate(config, EvalRequest(**{**request.__dict__, "out_dir": tmp_path / "llm", "plots": False, "judge": True,
+                                              "limit": 3, "seed": 8, "settings": settings}), ingest)
+    assert len(calls) == 1 and not [r.error for r in outcome.results if r.error]
+    assert [r.question_id for r in outcome.results] == ["registry-fine", "heat-pump-scop", "ev-charging-points"]
+    answered = [r for r in outcome.results if not r.abstained]
+    assert answered  # SmolLM2 answers at least one with a citation
+    for r in outcome.results:
+        for key in ("citation_recall", "citation_precision", "citation_recall_judge", "citation_precision_judge", "faithfulness"):
+            value = r.scores[key]
+            assert (value is None) if r.abstained else (value is None or 0.0 <= value <= 1.0), (r.question_id, key, value)
+    assert all(r.scores["citation_recall"] is not None for r in answered)
+    assert any(r.scores["citation_recall_judge"] is not None for r in answered)
+    report = outcome.files["report"].read_text()
+    for column in ("CitR", "CitP", "Abst-P", "Abst-R", "FalseAbst", "CtxRel", "CitR(judge)", "CitP(judge)"):
+        assert f" {column} |" in report, column
 
 
 def test_the_cached_kb_is_reused(sample_run, tmp_path):
@@ -105,3 +146,7 @@ def test_score_one_answer_by_hand():
     # "they give eur 800 million" vs "eur 800 million": P = 3/5, R = 1, F1 = 0.75
     assert s["f1"] == pytest.approx(0.75)
     assert s["hits@1"] == 0.0 and s["abstain_unanswerable"] is None
+    assert "citation_recall" not in s  # citations are checked only with a support checker
+    # [2] cites nothing the answer carries (no Citation records): unsupported, and not needed
+    checked = score(q, answer, doc_of, EvalSettings(systems=("vector",), answer="extractive", k=10, recall_ks=(1,)), SupportChecker(None, 0.5))
+    assert (checked["citation_recall"], checked["citation_precision"]) == (0.0, 0.0)

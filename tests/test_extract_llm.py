@@ -148,7 +148,7 @@ def test_real_smollm2_gives_valid_grounded_records(onto, lexicons):
     from core.config import LLMConfig
     from core.llm import make_llm
 
-    llm = make_llm(LLMConfig(max_tokens=192), cache_path=None, cache=False)
+    llm = make_llm(LLMConfig(max_tokens=192, model_path="smollm2-135m-instruct"), cache_path=None, cache=False)  # the tiny test model
     extractor = LLMExtractor(onto, llm, max_items=3, definition_chars=0)  # short prompt: 2k context
     doc = _doc()
     chunk = segment(doc).chunks[0]

@@ -135,3 +135,17 @@ def test_renumber_makes_ids_follow_first_use():
     again = renumber(draft)
     assert again.text == "The fine is up to EUR 50,000 [1]. Solar targets apply too [2, 1]."
     assert [(c.id, c.chunk) for c in again.citations] == [(1, ACT.iri), (2, PLAN.iri)]
+
+
+def test_focus_cuts_passages_to_their_relevant_sentences_and_keeps_exact_sources():
+    from spr.generate import focus
+
+    long_text = " ".join(f"Clause {i} concerns the heating of buildings and boilers." for i in range(30)) + " " + ACT_TEXT.split("\n\n")[1]
+    long_act = ChunkRef(B + "chunk/long", B + "doc/act", "Renewable Energy Act", 0, len(long_text), long_text)
+    context = fuse([passage(long_act), passage(PLAN)], 2000)
+    focused = focus("How much is the fine for failing to register an installation?", context, LexicalScorer(0.0), 60)
+    assert focused.tokens <= 60 + 2 * len(focused.pieces) and focused.tokens < context.tokens
+    act_piece = next(p for p in focused.pieces if p.evidence.chunk == long_act)
+    assert "EUR 50,000" in act_piece.text and act_piece.text.count("Clause") < 5
+    assert focused.sources[act_piece.cid].text == long_text  # citations still quote the whole chunk
+    assert focus("anything", context, LexicalScorer(0.0), 0) is context

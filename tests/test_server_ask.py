@@ -1,4 +1,4 @@
-"""The QA API of `policykb serve` (POST /ask) on a KB ingested from examples/corpus/.
+"""The QA API of `policykb serve` (POST /ask, POST /ask/stream) on a KB ingested from examples/corpus/.
 
 The server and its KB are session-scoped (the ``ask_server`` fixture in conftest.py): the browser
 test (test_web_browser.py) asks the same server, so the corpus is ingested and the models are
@@ -7,9 +7,13 @@ loaded once per test run.
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from support.kbs import QUESTION
+
+from policykb.server.app import AnswerOut
 
 
 def sparql_ask(server: str, query: str) -> bool:
@@ -68,3 +72,160 @@ def test_ask_rejects_bad_requests_as_json(ask_server, body, status, error):
 def test_ask_body_must_be_json(ask_server):
     response = httpx.post(f"{ask_server}/ask", content="question=hi", headers={"Content-Type": "text/plain"})
     assert response.status_code == 422 and response.json()["status"] == 422
+
+
+# --- POST /ask/stream: server-sent events ---------------------------------------------------------
+def sse_events(response: httpx.Response) -> list[tuple[str, dict]]:
+    """(event, data) of a text/event-stream response, read as it arrives."""
+    events: list[tuple[str, dict]] = []
+    name, data = "message", []
+    for line in response.iter_lines():
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif not line and data:
+            events.append((name, json.loads("\n".join(data))))
+            name, data = "message", []
+    return events
+
+
+def stream_ask(server: str, body: dict) -> tuple[httpx.Response, list[tuple[str, dict]]]:
+    with httpx.stream("POST", f"{server}/ask/stream", json=body, timeout=180) as response:
+        if response.status_code != 200:
+            response.read()
+            return response, []
+        events = sse_events(response)
+    return response, events
+
+
+def assert_sse_headers(response: httpx.Response) -> None:
+    assert response.status_code == 200, response.status_code
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert "no-cache" in response.headers["cache-control"]
+
+
+def test_ask_stream_sends_llm_tokens_then_the_checked_answer(ask_server):
+    response, events = stream_ask(ask_server, {"question": QUESTION, "answer": "llm"})
+    assert_sse_headers(response)
+    names = [name for name, _ in events]
+    assert names[-1] == "done" and names.count("done") == 1, names
+    tokens = [data for name, data in events if name == "token"]
+    assert len(tokens) >= 1 and names[: len(tokens)] == ["token"] * len(tokens), names
+    assert all(isinstance(t["text"], str) and t["text"] for t in tokens)
+    done = events[-1][1]
+    answer = AnswerOut.model_validate(done)  # the schema of POST /ask
+    assert answer.kind == "llm" and answer.question == QUESTION and answer.text
+    assert all(f"[{c.id}]" in answer.text for c in answer.citations)
+    # /ask answers the same question the same way (the stream stored the reply in the LLM cache).
+    whole = httpx.post(f"{ask_server}/ask", json={"question": QUESTION, "answer": "llm"}, timeout=180).json()
+    assert set(whole) == set(done)
+    assert (whole["text"], whole["citations"], whole["abstained"]) == (done["text"], done["citations"], done["abstained"])
+
+
+def test_ask_stream_of_an_extractive_answer_is_one_done_event(ask_server):
+    response, events = stream_ask(ask_server, {"question": QUESTION})
+    assert_sse_headers(response)
+    assert [name for name, _ in events] == ["done"]
+    done = events[0][1]
+    assert done["kind"] == "extractive" and done["citations"], done
+    whole = httpx.post(f"{ask_server}/ask", json={"question": QUESTION}, timeout=180).json()
+    assert done["text"] == whole["text"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        ({"question": ""}, 422, "bad_request"),
+        ({"question": QUESTION, "answer": "poem"}, 422, "bad_request"),
+        ({"question": QUESTION, "mode": "telepathy"}, 400, "bad_input"),
+    ],
+)
+def test_ask_stream_rejects_bad_requests_as_json(ask_server, body, status, error):
+    response = httpx.post(f"{ask_server}/ask/stream", json=body, timeout=180)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["error"] == error and response.json()["message"]
+
+
+def test_a_client_leaving_mid_stream_does_not_break_the_server(ask_server):
+    body = {"question": "What must installers of rooftop solar panels report?", "answer": "llm"}
+    with httpx.stream("POST", f"{ask_server}/ask/stream", json=body, timeout=180) as response:
+        assert_sse_headers(response)
+        first = next(line for line in response.iter_lines() if line)
+        assert first.startswith("event:")
+    # The connection is closed after the first event: the server stops that answer, then serves on.
+    response, events = stream_ask(ask_server, {"question": QUESTION})
+    assert [name for name, _ in events] == ["done"]
+    assert httpx.get(f"{ask_server}/health").json()["status"] == "ok"
+
+
+# The event machinery without models: an answering API that streams as told, in-process.
+class ScriptedKB:
+    """``ask_stream`` yields two tokens, then fails (question "fail") or finishes."""
+
+    def ask(self, question, mode=None, answer=None):
+        from spr.records import Answer
+
+        return Answer(question=question, text="Solar [1].", mode="dual", kind=answer or "extractive")
+
+    def ask_stream(self, question, mode=None, answer=None):
+        from core.errors import InputError, ModelError
+        from spr.records import AnswerDone, AnswerToken
+
+        if mode == "telepathy":
+            raise InputError("unknown retrieval mode 'telepathy'")
+
+        def events():
+            yield AnswerToken("Solar panels\n")
+            yield AnswerToken(" and wind [1] [2].")
+            if question == "fail":
+                raise ModelError("the model\ncrashed")
+            yield AnswerDone(self.ask(question, mode, answer))
+
+        return events()
+
+
+@pytest.fixture
+def scripted_client(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from core.config import load_config
+    from policykb.server.app import create_app
+    from store.oxigraph_store import OxigraphStore
+
+    with TestClient(create_app(load_config(kb_dir=tmp_path, environ={}), OxigraphStore(), qa_opener=ScriptedKB)) as client:
+        yield client
+
+
+def test_stream_events_are_one_json_line_each(scripted_client):
+    response = scripted_client.post("/ask/stream", json={"question": "q", "answer": "llm"})
+    assert response.status_code == 200
+    assert response.text.startswith('event: token\ndata: {"text": "Solar panels\\n"}\n\nevent: token\n')
+    events = [block.split("\n") for block in response.text.split("\n\n") if block]
+    assert [len(lines) for lines in events] == [2, 2, 2]  # a newline in a token stays inside its JSON
+    done = json.loads(events[-1][1].removeprefix("data: "))
+    assert events[-1][0] == "event: done" and done["text"] == "Solar [1]." and done["kind"] == "llm"
+
+
+def test_a_failure_mid_stream_is_an_error_event(scripted_client):
+    response = scripted_client.post("/ask/stream", json={"question": "fail", "answer": "llm"})
+    assert response.status_code == 200
+    last = response.text.strip().split("\n\n")[-1].split("\n")
+    assert last[0] == "event: error"
+    assert json.loads(last[1].removeprefix("data: ")) == {"error": "the model crashed", "kind": "model", "status": 500}
+    assert scripted_client.post("/ask/stream", json={"question": "q"}).status_code == 200  # the next one works
+
+
+def test_a_failure_before_the_first_event_is_the_json_error_of_ask(scripted_client, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from core.config import load_config
+    from policykb.server.app import create_app
+    from store.oxigraph_store import OxigraphStore
+
+    bad = scripted_client.post("/ask/stream", json={"question": "q", "mode": "telepathy"})
+    assert bad.status_code == 400 and bad.json()["error"] == "bad_input"
+    with TestClient(create_app(load_config(kb_dir=tmp_path, environ={}), OxigraphStore(), qa_opener=None)) as client:
+        missing = client.post("/ask/stream", json={"question": "q"})
+    assert missing.status_code == 503 and missing.json()["error"] == "model_unavailable"

@@ -106,3 +106,31 @@ def test_yasgui_runs_a_query_against_the_endpoint(page, ask_server):
     page.click("#yasgui .yasqe_queryButton")
     page.wait_for_function("document.querySelector('#yasgui .yasr').innerText.includes('syntax error')")
     assert not page.outside, page.outside
+
+
+def test_llm_answer_streams_in_then_shows_the_checked_answer(page, ask_server):
+    page.goto(ask_server + "/")
+    page.wait_for_function("document.getElementById('status').textContent.includes('quads')")
+    page.fill("#question", QUESTION)
+    page.select_option("#answer-kind", "llm")
+    with page.expect_response(lambda r: r.url == f"{ask_server}/ask/stream") as streamed:
+        page.click("#ask-button")
+    assert streamed.value.headers["content-type"].startswith("text/event-stream")
+    # Done: the checked answer replaced the draft (its meta names the mode), the page is idle again.
+    page.wait_for_function(
+        "!document.getElementById('result').hidden && !document.getElementById('result').classList.contains('streaming')"
+        " && document.getElementById('answer-meta').textContent.includes('· mode')"
+        " && !document.getElementById('ask-button').disabled",
+        timeout=180_000,
+    )
+    assert page.evaluate("streamedPieces") >= 1  # the draft was shown from token events
+    assert page.inner_text("#answer-meta").startswith("llm answer")
+    assert page.inner_text("#answer-text").strip()
+    assert page.locator("#ask-error").is_hidden()
+    if not page.evaluate("document.getElementById('answer-text').classList.contains('abstained')"):
+        cites = page.locator("#answer-text a.cite").count()
+        assert cites >= 1 and page.locator("#citations li blockquote").count() >= 1
+    assert page.locator("#result .evidence").is_visible()  # the sections hidden while streaming are back
+    page.screenshot(path=str(ARTIFACTS / "web-ask-llm.png"), full_page=True)
+    assert not page.outside, page.outside
+    assert not page.errors, page.errors

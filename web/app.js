@@ -1,4 +1,4 @@
-// The policykb page: a question box over POST /ask and a YASGUI editor over /sparql.
+// The policykb page: a question box over POST /ask (and /ask/stream) and a YASGUI editor over /sparql.
 // Data from the server is always inserted as text (textContent), never as HTML.
 "use strict";
 
@@ -102,6 +102,10 @@ async function loadOptions() {
 }
 
 // --- asking ---------------------------------------------------------------------------------------
+// An extractive answer comes whole from POST /ask. An LLM answer streams from POST /ask/stream
+// (server-sent events): the draft grows as the model writes it, then the checked answer replaces it.
+let streamedPieces = 0; // token events of the last streamed answer
+
 async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
@@ -112,21 +116,95 @@ async function ask(event) {
   $("ask-busy").hidden = false;
   $("ask-button").disabled = true;
   try {
-    const response = await fetch("/ask", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify(body),
-    });
-    const data = await response.json();
-    if (!response.ok) throw new Error(data.message || `HTTP ${response.status}`);
-    renderAnswer(data);
+    renderAnswer(body.answer === "llm" ? await askStreaming(body) : await askOnce(body));
   } catch (error) {
+    if ($("result").classList.contains("streaming")) $("result").hidden = true; // an unchecked draft is no answer
     $("ask-error").textContent = `Could not answer: ${error.message}`;
     $("ask-error").hidden = false;
   } finally {
+    $("result").classList.remove("streaming");
+    $("result").removeAttribute("aria-busy");
     $("ask-busy").hidden = true;
     $("ask-button").disabled = false;
   }
+}
+
+async function askOnce(body) {
+  const response = await fetch("/ask", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.message || `HTTP ${response.status}`);
+  return data;
+}
+
+async function askStreaming(body) {
+  streamedPieces = 0;
+  const response = await fetch("/ask/stream", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok || !(response.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
+    // Failures before the first event are the JSON errors of /ask.
+    const data = await response.json().catch(() => ({}));
+    throw new Error(data.message || `HTTP ${response.status}`);
+  }
+  let draft = "";
+  let answer = null;
+  for await (const { event, data } of serverEvents(response)) {
+    if (event === "token") {
+      draft += data.text;
+      streamedPieces += 1;
+      showDraft(draft);
+    } else if (event === "done") {
+      answer = data;
+    } else if (event === "error") {
+      throw new Error(data.error || "the answer failed");
+    }
+  }
+  if (!answer) throw new Error("the answer stream ended early");
+  return answer;
+}
+
+// The events of a text/event-stream response, as they arrive: { event, data } with data parsed as JSON.
+async function* serverEvents(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) event = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {}); // a consumer that stops early closes the connection
+  }
+}
+
+// The model's draft so far; citations and evidence stay hidden until the checked answer comes.
+function showDraft(text) {
+  $("ask-busy").hidden = true;
+  $("result").hidden = false;
+  $("result").classList.add("streaming");
+  $("result").setAttribute("aria-busy", "true");
+  $("answer-text").classList.remove("abstained");
+  $("answer-text").textContent = text;
+  $("answer-meta").textContent = "llm answer · writing… (the checked answer and its citations follow)";
 }
 
 // "[1]" markers in the answer become links to their citation.

@@ -3,7 +3,7 @@
 Import-light: llama_cpp and openai load only when a model is first used.
 
     >>> from core.config import LLMConfig
-    >>> llm = make_llm(LLMConfig(), cache_path=None)          # SmolLM2-135M in-process  # doctest: +SKIP
+    >>> llm = make_llm(LLMConfig(), cache_path=None)  # Qwen2.5-Coder-1.5B in-process  # doctest: +SKIP
     >>> llm.complete_json("Name a colour.", {"type": "object", "properties": {"colour": {"type": "string"}},
     ...                                        "required": ["colour"]})  # doctest: +SKIP
 """
@@ -15,18 +15,21 @@ from pathlib import Path
 from core.cache import ResponseCache
 from core.config import LLMConfig
 from core.llm.base import LLM, Completion, Message, Request, check_shape, parse_json
-from core.llm.llamacpp import LlamaCppLLM, default_gguf_path
+from core.llm.llamacpp import GGUF_MODELS, QWEN_CODER_1_5B, SMOLLM2, LlamaCppLLM, default_gguf_path, resolve_gguf
 from core.llm.openai_compat import OpenAICompatLLM
 from core.llm.schema import bound_schema
 from core.usage import Usage, UsageTracker
 
 __all__ = [
+    "GGUF_MODELS",
     "LLM",
     "Completion",
     "LlamaCppLLM",
     "Message",
     "OpenAICompatLLM",
+    "QWEN_CODER_1_5B",
     "Request",
+    "SMOLLM2",
     "Usage",
     "UsageTracker",
     "bound_schema",
@@ -34,6 +37,7 @@ __all__ = [
     "default_gguf_path",
     "make_llm",
     "parse_json",
+    "resolve_gguf",
 ]
 
 
@@ -45,7 +49,8 @@ def make_llm(
 ) -> LLM:
     """The model ``config`` describes. ``cache`` overrides ``config.cache`` (the CLI's
     ``--no-cache``); the response cache is the SQLite file ``cache_path`` (a KB's is
-    ``store.layout.KBLayout.llm_cache``) and is off without one."""
+    ``store.layout.KBLayout.llm_cache``) and is off without one. An embedded ``model_path`` is a
+    name (:data:`GGUF_MODELS`) or a GGUF path, see :func:`resolve_gguf`."""
     use_cache = config.cache if cache is None else cache
     common = dict(
         max_tokens=config.max_tokens,
@@ -66,7 +71,7 @@ def make_llm(
             **common,
         )
     return LlamaCppLLM(
-        config.model_path or None,
+        config.model_path,
         context_size=config.context_size,
         threads=config.threads,
         **common,

@@ -2,6 +2,8 @@
 
 A backend implements :meth:`LLM._generate` (one uncached chat completion). :meth:`LLM.complete`
 adds what every backend shares: defaults, schema bounding, the response cache and token accounting.
+:meth:`LLM.stream` is the same request yielding text pieces as they come (a backend that can
+stream implements :meth:`LLM._stream`), sharing that cache and accounting.
 :meth:`LLM.complete_json` parses and checks JSON output. :meth:`LLM.yes_probability` scores a
 yes/no question from the first answer token's log-probabilities (a backend that can read them
 implements :meth:`LLM._first_token_logprobs`).
@@ -14,7 +16,7 @@ import math
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +61,13 @@ class LLM(ABC):
 
     ``supports_schema``: the backend constrains output to a JSON schema itself. When False,
     :meth:`complete_json` describes the schema in the prompt and only checks the result.
+
+    ``supports_streaming``: :meth:`stream` yields pieces as the model produces them. When False it
+    still works, yielding the whole text once the model is done.
     """
 
     supports_schema: bool = True  # may be set per instance (an endpoint in 'prompt' mode)
+    supports_streaming: bool = False
 
     def __init__(
         self,
@@ -107,11 +113,76 @@ class LLM(ABC):
                 return done
         started = time.perf_counter()
         done = self._generate(request)
-        self.tracker.record(
-            self.model_id, done.usage, cached=False, seconds=time.perf_counter() - started
-        )
+        self.tracker.record(self.model_id, done.usage, cached=False, seconds=time.perf_counter() - started)
         if self.cache is not None:
             self.cache.put(key, _to_record(done))
+        return done
+
+    def stream(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: Sequence[str] | str | None = (),
+    ) -> Iterator[str]:
+        """The text of :meth:`complete` for the same request, in pieces as the model produces them
+        (``"".join`` of the pieces is the completion's text). It shares everything with
+        :meth:`complete`: defaults, the cache key (a hit yields the cached text as one piece, no
+        model call; a finished stream is stored so a later :meth:`complete` or :meth:`stream` of
+        the same request hits) and the tracker (one call per stream, with the backend's token
+        counts). Messages are checked at once; the model is called on the first ``next()``.
+
+        A consumer that stops early should ``close()`` the iterator (``contextlib.closing``, or a
+        ``for`` loop over the call itself, which drops it on ``break``): that ends the backend's
+        call (the embedded model is held for the whole stream) and stores nothing in the cache.
+        A failure is raised from the iteration as a :class:`ModelError` subclass."""
+        request = self._request(messages, None, max_tokens, temperature, stop)
+        return self._stream_shared(request)
+
+    def _stream_shared(self, request: Request) -> Iterator[str]:
+        key = self._cache_key(request) if self.cache is not None else ""
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            done = _from_record(hit, self.model_id)
+            if done is not None:
+                self.tracker.record(self.model_id, done.usage, cached=True)
+                if done.text:
+                    yield done.text
+                return
+        started = time.perf_counter()
+        pieces: list[str] = []
+        backend = self._stream(request)
+        while True:
+            try:
+                piece = next(backend)
+            except StopIteration as end:
+                finished = end.value if isinstance(end.value, Completion) else None
+                break
+            if not piece:
+                continue
+            pieces.append(piece)
+            try:
+                yield piece
+            except BaseException:  # the consumer closed the stream (or threw into it) mid-way
+                backend.close()  # ends the backend's call and releases what it holds
+                # The call reached the model; its counts died with the backend: pieces ~ tokens.
+                self.tracker.record(self.model_id, Usage(0, len(pieces)), cached=False, seconds=time.perf_counter() - started)
+                raise  # nothing goes into the cache: the text is partial
+        usage = finished.usage if finished is not None else Usage(0, len(pieces))
+        reason = finished.finish_reason if finished is not None else "stop"
+        done = Completion("".join(pieces), usage, False, self.model_id, reason)
+        self.tracker.record(self.model_id, usage, cached=False, seconds=time.perf_counter() - started)
+        if self.cache is not None:
+            self.cache.put(key, _to_record(done))
+
+    def _stream(self, request: Request) -> Generator[str, None, Completion | None]:
+        """Run one completion on the model (no cache), yielding text pieces as they come, and
+        return the finished :class:`Completion` (its usage and finish reason are what the tracker
+        and the cache record; its text is ignored: the pieces are the text). Closed early, it must
+        end the call and release what it holds. The default yields :meth:`_generate`'s text once."""
+        done = self._generate(request)
+        if done.text:
+            yield done.text
         return done
 
     def complete_json(
@@ -134,9 +205,7 @@ class LLM(ABC):
 
     def generate(self, prompt: str, *, system: str | None = None, **kwargs: Any) -> str:
         """Text for one prompt: the shortest way to use a model."""
-        messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": prompt}
-        ]
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         return self.complete(messages, **kwargs).text
 
     def yes_probability(self, messages: Sequence[Message] | str, *, max_tokens: int = 1) -> float:
@@ -161,9 +230,7 @@ class LLM(ABC):
         self.tracker.record(self.model_id, usage, cached=False, seconds=time.perf_counter() - started)
         p = yes_share(logprobs)
         if self.cache is not None:
-            self.cache.put(
-                key, {"p_yes": p, "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
-            )
+            self.cache.put(key, {"p_yes": p, "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens})
         return p
 
     def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:

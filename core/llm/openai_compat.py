@@ -2,7 +2,9 @@
 
 Retries are ours, not the SDK's (``max_retries=0``), so that every failure ends in one precise
 policykb error: transient ones (connection refused, timeouts, 429, 5xx) are retried with exponential
-backoff and then raise :class:`ModelUnavailableError`; other 4xx fail at once.
+backoff and then raise :class:`ModelUnavailableError`; other 4xx fail at once. A stream is retried
+only until its response starts; a failure after that (the connection drops, the server sends an
+error event) ends it with the same errors, unretried: its first pieces are already out.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, Literal
 
 from core.errors import ConfigError, ModelError, ModelNotFoundError, ModelOutputError, ModelUnavailableError
@@ -29,7 +31,10 @@ class OpenAICompatLLM(LLM):
     ``schema_mode`` says how the endpoint takes a JSON schema: ``"json_schema"`` (the OpenAI
     form), ``"json_object"`` with a ``schema`` key (llama-cpp-python's server), or ``"prompt"``
     for endpoints that cannot constrain output (then ``supports_schema`` is False).
+    Streams use the ``stream: true`` server-sent-events protocol.
     """
+
+    supports_streaming = True
 
     def __init__(
         self,
@@ -69,7 +74,7 @@ class OpenAICompatLLM(LLM):
             )
         return self._client
 
-    def _generate(self, request: Request) -> Completion:
+    def _chat_kwargs(self, request: Request) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": request.as_dicts(),
@@ -85,6 +90,10 @@ class OpenAICompatLLM(LLM):
             }
         elif request.schema is not None and self.schema_mode == "json_object":
             kwargs["response_format"] = {"type": "json_object", "schema": dict(request.schema)}
+        return kwargs
+
+    def _generate(self, request: Request) -> Completion:
+        kwargs = self._chat_kwargs(request)
         response = self._with_retries(lambda: self.client.chat.completions.create(**kwargs))
         if not getattr(response, "choices", None):
             raise ModelOutputError(f"LLM endpoint {self.base_url} returned no choices")
@@ -100,6 +109,47 @@ class OpenAICompatLLM(LLM):
             model=self.model_id,
             finish_reason=choice.finish_reason or "stop",
         )
+
+    def _stream(self, request: Request) -> Generator[str, None, Completion]:
+        """``stream: true``: content deltas as they arrive. ``stream_options.include_usage`` asks
+        for a last chunk with the call's usage (OpenAI, vLLM, Ollama and llama.cpp's own server
+        send it); a server that ignores it gets its content chunks counted as completion tokens
+        (one token each on those servers) and 0 prompt tokens."""
+        import openai
+
+        kwargs = {**self._chat_kwargs(request), "stream": True, "stream_options": {"include_usage": True}}
+        stream = self._with_retries(lambda: self.client.chat.completions.create(**kwargs))
+        usage: Any = None
+        reason = "stop"
+        chunks = 0
+        try:
+            iterator = iter(stream)
+            while True:
+                try:
+                    chunk = next(iterator)
+                except StopIteration:
+                    break
+                except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                    raise ModelUnavailableError(
+                        f"LLM endpoint {self.base_url} stream broke off: {_reason(exc, self.timeout_s)}"
+                    ) from exc
+                except openai.OpenAIError as exc:  # an error event inside the stream
+                    raise ModelError(f"LLM endpoint {self.base_url} failed mid-stream: {_detail(exc)}") from exc
+                except ValueError as exc:  # a data line that is not JSON
+                    raise ModelOutputError(f"LLM endpoint {self.base_url} sent an invalid stream: {_short(str(exc))}") from exc
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in getattr(chunk, "choices", None) or ():
+                    reason = getattr(choice, "finish_reason", None) or reason
+                    piece = getattr(getattr(choice, "delta", None), "content", None)
+                    if piece:
+                        chunks += 1
+                        yield piece
+        finally:
+            stream.close()  # releases the connection, also when the consumer stops early
+        if usage is None:
+            return Completion("", Usage(0, chunks), False, self.model_id, reason)
+        counted = Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
+        return Completion("", counted, False, self.model_id, reason)
 
     def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:
         """``logprobs=True, top_logprobs=20`` (OpenAI's maximum): the first token's top list."""
@@ -124,9 +174,7 @@ class OpenAICompatLLM(LLM):
             if isinstance(token, str) and isinstance(logprob, (int, float)):
                 found.setdefault(token, float(logprob))  # the chosen token is in the top list too
         usage = getattr(response, "usage", None)
-        return found, Usage(
-            int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
-        )
+        return found, Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
 
     def _with_retries(self, call: Callable[[], Any]) -> Any:
         import openai
@@ -148,8 +196,7 @@ class OpenAICompatLLM(LLM):
             if attempt >= self.retries:
                 verb = "unreachable" if isinstance(failure, openai.APIConnectionError) else "failing"
                 raise ModelUnavailableError(
-                    f"LLM endpoint {self.base_url} {verb} after {self.retries} retries: "
-                    f"{_reason(failure, self.timeout_s)}"
+                    f"LLM endpoint {self.base_url} {verb} after {self.retries} retries: {_reason(failure, self.timeout_s)}"
                 ) from failure
             self._sleep(min(_BACKOFF_FIRST_S * 2**attempt, _BACKOFF_MAX_S))
             attempt += 1
@@ -157,9 +204,7 @@ class OpenAICompatLLM(LLM):
     def _client_error(self, exc: Any) -> ModelError:
         detail = _detail(exc)
         if exc.status_code == 404:
-            return ModelNotFoundError(
-                f"LLM endpoint {self.base_url} has no model {self.model!r} (HTTP 404): {detail}"
-            )
+            return ModelNotFoundError(f"LLM endpoint {self.base_url} has no model {self.model!r} (HTTP 404): {detail}")
         return ModelError(f"LLM endpoint {self.base_url} rejected the request (HTTP {exc.status_code}): {detail}")
 
 

@@ -1,14 +1,17 @@
-"""``policykb ask``: parse options, call ``spr.qa.KnowledgeBase.ask``, render the answer."""
+"""``policykb ask``: parse options, call ``spr.qa.KnowledgeBase.ask`` (``ask_stream`` to print an LLM
+answer as it is written), render the answer."""
 
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
 import click
 
 from core.config import MAX_K, load_config
+from core.errors import ModelError
 from policykb.cli.app import AppContext, one_line_errors
 
 
@@ -19,20 +22,45 @@ from policykb.cli.app import AppContext, one_line_errors
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), help="Text chunks to retrieve (default: [answer] k).")
 @click.option("--explain", is_flag=True, help="Also show the parse, linked entities, SPARQL, triples and chunks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer as JSON.")
+@click.option(
+    "--stream/--no-stream",
+    default=None,
+    help="Print an LLM answer as the model writes it, then the checked answer if it differs (default: on when stdout is a terminal; never with --json).",
+)
 @click.option("--kb", "kb_dir", type=click.Path(file_okay=False, path_type=Path), help="KB directory (overrides the global --kb).")
 @click.pass_obj
 @one_line_errors
-def ask(app: AppContext, question: str, mode: str | None, kind: str | None, k: int | None, explain: bool, as_json: bool, kb_dir: Path | None) -> None:
+def ask(
+    app: AppContext,
+    question: str,
+    mode: str | None,
+    kind: str | None,
+    k: int | None,
+    explain: bool,
+    as_json: bool,
+    stream: bool | None,
+    kb_dir: Path | None,
+) -> None:
     """Answer QUESTION from the KB, with numbered citations and their quotes."""
     from spr.qa import KnowledgeBase
 
     config = load_config(kb_dir=kb_dir) if kb_dir is not None else app.config
+    if stream is None:
+        stream = sys.stdout.isatty()
     with KnowledgeBase.open(config) as kb:
-        answer = kb.ask(question, mode=mode, answer=kind, k=k)
+        if as_json or not stream:
+            answer, streamed = kb.ask(question, mode=mode, answer=kind, k=k), ""
+        else:
+            answer, streamed = _ask_streaming(kb, question, mode, kind, k)
     if as_json:
         click.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
         return
-    click.echo(textwrap.fill(answer.text, width=100))
+    if not streamed:
+        click.echo(textwrap.fill(answer.text, width=100))
+    elif " ".join(streamed.split()) != " ".join(answer.text.split()):
+        # The check of citations dropped or renumbered something: the draft is not the answer.
+        click.echo("\nChecked answer:")
+        click.echo(textwrap.fill(answer.text, width=100))
     if answer.citations:
         click.echo("\nSources:")
         for c in answer.citations:
@@ -42,6 +70,29 @@ def ask(app: AppContext, question: str, mode: str | None, kind: str | None, k: i
                 click.echo(textwrap.fill(f'"{c.quote}"', width=100, initial_indent="      ", subsequent_indent="      "))
     if explain:
         click.echo("\n" + render_explain(answer))
+
+
+def _ask_streaming(kb, question: str, mode: str | None, kind: str | None, k: int | None):
+    """Ask through ``ask_stream``, echoing the LLM's draft as it is written: (answer, draft)."""
+    from spr.records import AnswerDone
+
+    events = kb.ask_stream(question, mode=mode, answer=kind, k=k)  # input errors: before any output
+    pieces: list[str] = []
+    try:
+        for event in events:
+            if isinstance(event, AnswerDone):
+                return event.answer, "".join(pieces)
+            text = event.text if pieces else event.text.lstrip()  # no leading blank before the answer
+            if text:
+                pieces.append(text)
+                click.echo(text, nl=False)  # click.echo flushes
+    finally:
+        if pieces:
+            click.echo()  # end the draft's line, also when the model failed mid-reply
+        close = getattr(events, "close", None)
+        if callable(close):
+            close()
+    raise ModelError("the answer stream ended without an answer")
 
 
 def render_explain(answer) -> str:

@@ -28,7 +28,9 @@ from policykb.cli.app import AppContext, one_line_errors
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: eval-out/<dataset>).")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Public data folder (default: [eval] data_dir, else ../shared/data).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Where dataset KBs are cached (default: [eval] cache_dir, else ~/.cache/policykb).")
-@click.option("--judge/--no-judge", default=None, help="Score faithfulness, answer relevance and context relevance with the [llm] model (default: [eval] judge).")
+@click.option("--judge/--no-judge", default=None,
+              help="Also score with the [llm] model as judge: faithfulness, answer relevance, context relevance, and citation recall/precision "
+                   "with the model deciding support (default: [eval] judge).")
 @click.option("--rebuild", is_flag=True, help="Rebuild the dataset's KB even when the cached one is current.")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG figures.")
 @click.pass_obj
@@ -47,8 +49,13 @@ def eval_command(
 
     Metrics: Recall@k and MRR@k against gold passages, context precision/recall, SQuAD EM/F1,
     accuracy (answer contains a gold answer), token recall, ROUGE-1/2/L, K-Precision, Hits@1
-    (structured answers), abstention on unanswerable and answerable questions, LLM calls, tokens,
-    latency p50/p95; with --judge also RAGAS-style faithfulness, answer relevance, context relevance.
+    (structured answers); ALCE citation recall and precision (is each sentence supported by what it
+    cites, is each citation needed; checked by word coverage, cosine and numbers at [answer]
+    min_support); abstention as a classification (Abst-P: abstentions that were on unanswerable
+    questions, Abst-R: unanswerable questions abstained on, FalseAbst: answerable questions
+    abstained on); LLM calls, tokens, latency p50/p95. With --judge also RAGAS-style faithfulness
+    (claims of the answer without its citation markers), answer relevance, context relevance, and
+    citation recall/precision with the judge model deciding support.
     """
     from spr.eval.harness import evaluate, settings_from, summary_lines
     from spr.eval.records import EvalRequest

@@ -13,10 +13,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -26,6 +26,7 @@ from core.errors import ModelUnavailableError
 from core.resources import resource_dir
 from policykb.server.errors import ErrorBody, install_error_handlers
 from policykb.server.protocol import HANDLERS, OPENAPI_PATHS, sparql_protocol
+from policykb.server.sse import stream_response
 from policykb.server.state import QAOpener, QAService, ServerState
 from store.base import RDFStore
 
@@ -104,6 +105,13 @@ class Health(BaseModel):
     queries_running: int
     queries_abandoned: int = Field(description="Timed-out queries still running (pyoxigraph cannot cancel).")
 
+
+_STREAM_DOC = (
+    "Server-sent events, each `event: <name>` with one `data:` line of JSON: `token` {\"text\"} for each piece"
+    " the LLM writes (none for extractive answers); then `done`, the object `POST /ask` returns (its text replaces"
+    " the streamed draft), or `error` {\"error\", \"kind\", \"status\"} when the answer fails mid-stream."
+    " Failures before the first event are the JSON errors of `POST /ask`."
+)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody} for status in (400, 401, 403, 404, 406, 413, 415, 422, 500, 503, 504)
@@ -201,6 +209,20 @@ def _add_api_routes(app: FastAPI, state: ServerState, web: Path) -> None:
     @app.post("/ask", response_model=AnswerOut, tags=["QA"], summary="Answer a question with citations and evidence")
     async def ask(body: AskRequest) -> dict:
         return await state.asks.run(lambda cancel: state.qa.ask(body.question, body.mode, body.answer))
+
+    @app.post(
+        "/ask/stream",
+        tags=["QA"],
+        summary="Answer a question, streaming an LLM answer as server-sent events",
+        response_class=StreamingResponse,
+        responses={200: {"description": _STREAM_DOC, "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+    )
+    async def ask_stream(body: AskRequest, request: Request) -> Response:
+        return await stream_response(
+            state.asks,
+            lambda emit, cancel: state.qa.ask_stream(body.question, body.mode, body.answer, emit, cancel),
+            request.is_disconnected,
+        )
 
     @app.get("/ask/options", response_model=AskOptions, tags=["QA"], summary="Retrieval modes and answer kinds")
     async def ask_options() -> AskOptions:

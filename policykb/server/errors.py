@@ -84,14 +84,20 @@ def error_body(exc: BaseException) -> ErrorBody:
     return ErrorBody(error="internal", message="internal server error (see the server log)", status=500)
 
 
-def error_response(exc: BaseException, headers: dict[str, str] | None = None) -> JSONResponse:
+def logged_error_body(exc: BaseException) -> ErrorBody:
+    """:func:`error_body`, logging server-side failures (5xx of ours, and anything unexpected)."""
     body = error_body(exc)
-    if headers is None and isinstance(exc, HTTPProblem):
-        headers = exc.headers
     if body.status >= 500 and isinstance(exc, PolicyKBError):
         log.error("request failed: %s", body.message)
     elif body.error == "internal":
         log.error("unexpected error", exc_info=exc)
+    return body
+
+
+def error_response(exc: BaseException, headers: dict[str, str] | None = None) -> JSONResponse:
+    body = logged_error_body(exc)
+    if headers is None and isinstance(exc, HTTPProblem):
+        headers = exc.headers
     return JSONResponse(body.model_dump(exclude_none=True), status_code=body.status, headers=headers)
 
 

@@ -17,7 +17,8 @@ from core.config import Config
 from core.errors import ModelUnavailableError
 from policykb.server.engine import Engine, engine_for
 from policykb.server.errors import HTTPProblem
-from policykb.server.pool import BoundedPool
+from policykb.server.pool import BoundedPool, Cancelled
+from policykb.server.sse import Emit
 from store.base import RDFStore
 
 log = logging.getLogger("policykb.server")
@@ -40,14 +41,44 @@ class QAService:
             return "ready"
         return f"unavailable: {self.error}" if self.error else "not loaded (opens on the first question)"
 
+    def _open(self) -> Any:
+        """The answering API, opened now if need be (the caller holds the lock)."""
+        if self._kb is None:
+            if self._opener is None:
+                raise ModelUnavailableError(self.error)
+            self._kb = self._opener()
+            self.error = ""
+        return self._kb
+
     def ask(self, question: str, mode: str, answer: str) -> dict:
         with self._lock:  # one question at a time: the models are not safe to share across threads
-            if self._kb is None:
-                if self._opener is None:
-                    raise ModelUnavailableError(self.error)
-                self._kb = self._opener()
-                self.error = ""
-            return self._kb.ask(question, mode=mode, answer=answer).to_dict()
+            return self._open().ask(question, mode=mode, answer=answer).to_dict()
+
+    def ask_stream(self, question: str, mode: str, answer: str, emit: Emit, cancel: threading.Event) -> None:
+        """:meth:`ask`, calling ``emit("token", {"text": ...})`` for each piece an LLM writes and
+        then ``emit("done", answer)`` with what :meth:`ask` returns. Errors before the first emit
+        are the question's (bad input, no model); stops early, closing the model's stream, once
+        ``cancel`` is set (the client left or the deadline passed)."""
+        with self._lock:
+            kb = self._open()
+            stream = getattr(kb, "ask_stream", None)
+            if stream is None:  # an answering API without streaming: one done event
+                emit("done", kb.ask(question, mode=mode, answer=answer).to_dict())
+                return
+            events = stream(question, mode=mode, answer=answer)  # input errors are raised here
+            try:
+                for event in events:
+                    if cancel.is_set():
+                        raise Cancelled()
+                    done = getattr(event, "answer", None)  # spr.records.AnswerDone | AnswerToken
+                    if done is not None:
+                        emit("done", done.to_dict())
+                    else:
+                        emit("token", {"text": event.text})
+            finally:
+                close = getattr(events, "close", None)
+                if callable(close):
+                    close()  # stops the model mid-reply when the loop ended early
 
     def close(self) -> None:
         close = getattr(self._kb, "close", None)

@@ -14,19 +14,29 @@ layer (:mod:`core.llm`), which runs the embedded GGUF or any OpenAI-compatible e
 - **context relevance** (ragas 0.1 ``context_relevancy``) = |context sentences needed to answer
   the question| / |context sentences|. The judge picks sentence numbers, which small models do
   more reliably than copying sentences out.
+- **citation recall / precision, judged** (``citation_recall_judge``, ``citation_precision_judge``):
+  ALCE's citation measures (:mod:`spr.eval.citations`) with the judge model deciding whether
+  evidence supports a statement (:class:`LLMSupport`, a yes/no question) in place of the
+  word-and-cosine check.
+
+Faithfulness and answer relevance read the answer without its citation markers
+(:func:`spr.eval.citations.plain_text`): a judge should not count "[2]" as a claim.
 
 The arithmetic lives in pure functions below; :class:`Judge` only asks the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.errors import ModelError
-from core.text import split_sentences
+from core.errors import ModelError, ModelUnavailableError
+from core.text import reading_text, split_sentences
+from spr.eval.citations import citation_values, plain_text
+from spr.records import is_abstention
+from spr.verify import Support, SupportChecker
 
 if TYPE_CHECKING:
     from core.embed import Embedder
@@ -50,6 +60,15 @@ _QUESTIONS = {
     },
     "required": ["questions", "noncommittal"],
 }
+_SUPPORTED = {
+    "type": "object",
+    "properties": {"supported": {"type": "integer", "enum": [0, 1]}},
+    "required": ["supported"],
+}
+SUPPORT_PROMPT = (
+    "Evidence:\n{evidence}\n\nStatement: {claim}\n"
+    "Is the statement fully supported by the evidence (every fact and number in it stated there)? Answer yes or no."
+)
 _SELECTED = {
     "type": "object",
     "properties": {"relevant": {"type": "array", "items": {"type": "integer"}, "maxItems": 40}},
@@ -81,6 +100,63 @@ def context_relevance_score(selected: Sequence[int], total: int) -> float | None
     return len({n for n in selected if 1 <= n <= total}) / total
 
 
+# --- the judge as a support check ----------------------------------------------------------------
+def support_prompt(claim: str, evidence: Sequence[str], max_words: int = 400) -> str:
+    """The yes/no question for one claim: its evidence texts (without source markup), each cut to
+    ``max_words`` words, then the statement.
+
+    >>> print(support_prompt("Fines reach 4 %.", ["#### Art. 5\\nFines reach 4 % of turnover."]))
+    Evidence:
+    Art. 5 Fines reach 4 % of turnover.
+    <BLANKLINE>
+    Statement: Fines reach 4 %.
+    Is the statement fully supported by the evidence (every fact and number in it stated there)? Answer yes or no.
+    """
+    parts = []
+    for text in evidence:
+        words = reading_text(text).split()
+        if words:
+            parts.append(" ".join(words[:max_words]) + (" …" if len(words) > max_words else ""))
+    return SUPPORT_PROMPT.format(evidence="\n\n".join(parts), claim=claim.strip())
+
+
+class LLMSupport(SupportChecker):
+    """:class:`spr.verify.SupportChecker` with the judge model deciding: a claim is supported when
+    P(yes) of :func:`support_prompt` (:meth:`core.llm.LLM.yes_probability`, one token, cached)
+    exceeds ``threshold`` (0.5: yes more likely than no; a reply that is neither word gives
+    exactly 0.5, which is no support). A backend that cannot return log-probabilities is asked for JSON
+    ``{"supported": 0|1}`` instead, from then on. Only ``score`` (P(yes), or the 0/1 reply) and
+    ``supported`` of the returned :class:`Support` carry meaning. Answers are memoized per
+    (claim, evidence), so ALCE's several checks of one claim ask the model once each."""
+
+    def __init__(self, llm: LLM, threshold: float = 0.5, max_words: int = 400):
+        super().__init__(None, threshold)
+        self.llm = llm
+        self.max_words = max_words
+        self.logprobs = True
+        self._memo: dict[tuple[str, tuple[str, ...]], Support] = {}
+
+    def support(self, claim: str, evidence: Sequence[str]) -> Support:
+        texts = tuple(t for t in evidence if t.strip())
+        if not texts:
+            return Support(0.0, 0.0, False, 0.0, False)
+        key = (claim, texts)
+        if key not in self._memo:
+            p = self._p_yes(support_prompt(claim, texts, self.max_words))
+            self._memo[key] = Support(0.0, 0.0, True, p, p > self.threshold)
+        return self._memo[key]
+
+    def _p_yes(self, prompt: str) -> float:
+        if self.logprobs:
+            try:
+                return self.llm.yes_probability(prompt, max_tokens=1)
+            except ModelUnavailableError:
+                raise
+            except ModelError:  # no log-probabilities from this backend: ask for a verdict
+                self.logprobs = False
+        return float(self.llm.complete_json(prompt + ' Reply as JSON: {"supported": 1} for yes, {"supported": 0} for no.', _SUPPORTED)["supported"] == 1)
+
+
 # --- the judge ----------------------------------------------------------------------------------------
 class Judge:
     """Asks ``llm`` for claims, verdicts, questions and relevant sentences; ``embedder`` compares
@@ -91,13 +167,26 @@ class Judge:
         self.embedder = embedder
         self.questions = questions
         self.max_context_sentences = max_context_sentences
+        self.support_check = LLMSupport(llm)
 
     def score(self, question: str, answer: str, context: str, abstained: bool) -> dict[str, float | None]:
+        """Faithfulness, answer relevance and context relevance; the answer is read without its
+        citation markers (a caller's plain text stays as it is)."""
+        answer = plain_text(answer)
+        abstained = abstained or is_abstention(answer)
         return {
             "faithfulness": None if abstained else self._safe(self.faithfulness, question, answer, context),
             "answer_relevance": 0.0 if abstained else self._safe(self.answer_relevance, question, answer),
             "context_relevance": self._safe(self.context_relevance, question, context),
         }
+
+    def citations(self, answer: str, evidence: Mapping[int, str], abstained: bool) -> dict[str, float | None]:
+        """``citation_recall_judge`` and ``citation_precision_judge`` of ``answer`` (with its
+        ``[n]`` markers) given the text behind each citation id (:mod:`spr.eval.citations`)."""
+        try:
+            return citation_values(answer, evidence, self.support_check, abstained, suffix="_judge")
+        except ModelError:
+            return {"citation_recall_judge": None, "citation_precision_judge": None}
 
     def faithfulness(self, question: str, answer: str, context: str) -> float | None:
         claims = self.llm.complete_json(

@@ -196,6 +196,27 @@ def mean(values: Iterable[float | None]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+def abstention_rates(pairs: Iterable[tuple[bool, bool]]) -> dict[str, float | None]:
+    """Abstention as a classifier of unanswerable questions, over one system's
+    ``(answerable, abstained)`` pairs. ``abstention_precision``: share of the abstentions that were
+    on unanswerable questions; ``abstention_recall``: share of the unanswerable questions abstained
+    on; ``false_abstention_rate``: share of the answerable questions abstained on (lower is
+    better). Each is None when its denominator is 0.
+
+    >>> abstention_rates([(False, True), (False, False), (True, True), (True, False), (True, False)])
+    {'abstention_precision': 0.5, 'abstention_recall': 0.5, 'false_abstention_rate': 0.3333333333333333}
+    """
+    counts = Counter((bool(answerable), bool(abstained)) for answerable, abstained in pairs)
+    right, wrong = counts[(False, True)], counts[(True, True)]
+    unanswerable = right + counts[(False, False)]
+    answerable = wrong + counts[(True, False)]
+    return {
+        "abstention_precision": right / (right + wrong) if right + wrong else None,
+        "abstention_recall": right / unanswerable if unanswerable else None,
+        "false_abstention_rate": wrong / answerable if answerable else None,
+    }
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The q-th percentile (0..100) with linear interpolation between order statistics."""
     xs = sorted(values)

@@ -1,7 +1,8 @@
 """PNG figures of an evaluation run (matplotlib, Agg backend: no display needed).
 
-- ``metrics.png``: one group of bars per headline metric, one bar per system, with 95% percentile
-  bootstrap intervals of the mean over questions.
+- ``metrics.png``: one group of bars per headline metric (:func:`headline`, labelled with the
+  report's column titles), one bar per system, with 95% percentile bootstrap intervals of the mean
+  over questions.
 - ``cost_quality.png``: quality (mean F1, or retrieval Recall when no answer metric applies) against
   median latency and against LLM tokens per question (context tokens when no system called an
   LLM), one point per system.
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spr.eval.records import EvalSettings, QuestionResult
-from spr.eval.report import per_question, structured, summarize
+from spr.eval.report import column_titles, per_question, structured, summarize
 from spr.eval.significance import bootstrap_ci
 
 
@@ -27,7 +28,13 @@ def _pyplot():
 
 
 def headline(settings: EvalSettings) -> list[str]:
-    return [f"recall@{settings.recall_ks[len(settings.recall_ks) // 2]}", f"mrr@{settings.k}", "f1", "accuracy", "rougeL", "hits@1", "abstain_unanswerable"]
+    """The per-question metrics drawn in ``metrics.png`` (those with a value in the run). Abst-P is
+    a ratio over a system's abstentions, not a mean over questions, so it has no bar; FalseAbst
+    is the one bar where lower is better."""
+    return [
+        f"recall@{settings.recall_ks[len(settings.recall_ks) // 2]}", f"mrr@{settings.k}", "f1", "accuracy", "token_recall", "rougeL",
+        "hits@1", "citation_recall", "citation_precision", "abstain_unanswerable", "abstain_answerable", "faithfulness",
+    ]
 
 
 def plot_metrics(results: Sequence[QuestionResult], settings: EvalSettings, path: Path, seed: int = 0) -> Path | None:
@@ -53,7 +60,8 @@ def plot_metrics(results: Sequence[QuestionResult], settings: EvalSettings, path
             highs.append(max(0.0, ci[1] - mean))
         xs = [j + (i - (len(systems) - 1) / 2) * width for j in range(len(metrics))]
         ax.bar(xs, means, width, yerr=[lows, highs], capsize=2, label=system)
-    ax.set_xticks(range(len(metrics)), metrics)
+    titles = column_titles(settings)
+    ax.set_xticks(range(len(metrics)), [titles.get(k, k) for k in metrics], fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("mean over questions (95% bootstrap CI)")
     ax.legend(fontsize=8, ncols=min(5, len(systems)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spr.eval import metrics as m
@@ -17,15 +17,25 @@ RETRIEVAL = [("recall@{k}", "R@{k}"), ("quote_recall@{k}", "QR@{k}"), ("mrr@{K}"
 ANSWERS = [
     ("em", "EM"), ("f1", "F1"), ("accuracy", "Acc"), ("token_recall", "TokR"), ("rouge1", "R-1"), ("rouge2", "R-2"),
     ("rougeL", "R-L"), ("k_precision", "K-Prec"), ("hits@1", "Hits@1"),
-    ("abstain_unanswerable", "Abst(unans)"), ("abstain_answerable", "Abst(ans)"),
 ]
-JUDGED = [("faithfulness", "Faith"), ("answer_relevance", "AnsRel"), ("context_relevance", "CtxRel")]
+# Citations (ALCE, spr.eval.citations) and abstention as a classifier of unanswerable questions:
+# Abst-R and FalseAbst are the means of the per-question abstain_* scores (so they get significance
+# marks); Abst-P is a ratio over the system's abstentions (SystemSummary.abstention).
+TRUST = [
+    ("citation_recall", "CitR"), ("citation_precision", "CitP"),
+    ("abstention_precision", "Abst-P"), ("abstain_unanswerable", "Abst-R"), ("abstain_answerable", "FalseAbst"),
+]
+JUDGED = [
+    ("faithfulness", "Faith"), ("answer_relevance", "AnsRel"), ("context_relevance", "CtxRel"),
+    ("citation_recall_judge", "CitR(judge)"), ("citation_precision_judge", "CitP(judge)"),
+]
 LOWER_IS_BETTER = {"abstain_answerable"}
 
 
 @dataclass(frozen=True)
 class SystemSummary:
-    """Means per metric over the applicable questions, and cost/speed per question."""
+    """Means per metric over the applicable questions, abstention as a classification (the rates
+    of :func:`spr.eval.metrics.abstention_rates` and their counts), and cost/speed per question."""
 
     system: str
     questions: int
@@ -37,6 +47,35 @@ class SystemSummary:
     context_tokens: float
     p50_ms: float | None
     p95_ms: float | None
+    abstention: Mapping[str, float | int | None] = field(default_factory=dict)
+
+    def value(self, key: str) -> float | None:
+        """A table cell: the mean of a per-question metric, else an abstention rate."""
+        v = self.means.get(key)
+        if v is None and key in ABSTENTION_RATES:
+            v = self.abstention.get(key)
+        return None if v is None else float(v)
+
+
+ABSTENTION_RATES = ("abstention_precision", "abstention_recall", "false_abstention_rate")
+
+
+def abstention_summary(rows: Sequence[QuestionResult]) -> dict[str, float | int | None]:
+    """The abstention rates of one system's scored answers, with their counts. An answer abstains
+    as its per-question score says (``abstain_unanswerable`` / ``abstain_answerable``: the empty
+    prediction), so Abst-R and FalseAbst equal the means of those scores."""
+    pairs = []
+    for r in rows:
+        v = r.scores.get("abstain_answerable" if r.answerable else "abstain_unanswerable")
+        pairs.append((r.answerable, bool(v) if v is not None else r.abstained))
+    return {
+        **m.abstention_rates(pairs),
+        "abstained": sum(a for _, a in pairs),
+        "abstained_unanswerable": sum(a for ans, a in pairs if not ans),
+        "unanswerable": sum(1 for ans, _ in pairs if not ans),
+        "abstained_answerable": sum(a for ans, a in pairs if ans),
+        "answerable": sum(1 for ans, _ in pairs if ans),
+    }
 
 
 def structured(results: Sequence[QuestionResult]) -> bool:
@@ -69,6 +108,7 @@ def summarize(results: Sequence[QuestionResult]) -> list[SystemSummary]:
                 sum(r.llm_calls for r in ok) / n, sum(r.prompt_tokens for r in ok) / n,
                 sum(r.completion_tokens for r in ok) / n, sum(r.context_tokens for r in ok) / n,
                 m.percentile(latencies, 50), m.percentile(latencies, 95),
+                abstention_summary(ok),
             )
         )
     return out
@@ -80,8 +120,17 @@ def _columns(spec: list[tuple[str, str]], settings: EvalSettings, summaries: Seq
         expanded = [(key.format(k=k), title.format(k=k)) for k in settings.recall_ks] if "{k}" in key else [
             (key.format(K=settings.k), title.format(K=settings.k))
         ]
-        cols += [(k, t) for k, t in expanded if any(s.means.get(k) is not None for s in summaries)]
+        cols += [(k, t) for k, t in expanded if any(s.value(k) is not None for s in summaries)]
     return cols
+
+
+def column_titles(settings: EvalSettings) -> dict[str, str]:
+    """Metric key → its column title in the report (the plots label bars with them)."""
+    out = {}
+    for key, title in RETRIEVAL + ANSWERS + TRUST + JUDGED:
+        for k in settings.recall_ks if "{k}" in key else (settings.k,):
+            out[key.format(k=k, K=k)] = title.format(k=k, K=k)
+    return out
 
 
 def _mark(metric: str, system: str, baseline: str, tests: Mapping[tuple[str, str, str], Comparison]) -> str:
@@ -102,14 +151,39 @@ def _table(title: str, cols: list[tuple[str, str]], summaries: Sequence[SystemSu
     for s in summaries:
         cells = []
         for key, _ in cols:
-            v = s.means.get(key)
+            v = s.value(key)
             cells.append("–" if v is None else f"{v:.3f}" + _mark(key, s.system, baseline, tests))
         lines.append(f"| {s.system} | " + " | ".join(cells) + " |")
     return lines + [""]
 
 
+TRUST_LEGEND = (
+    "CitR: share of an answer's sentences supported by what they cite; CitP: share of its citations that are needed "
+    "(ALCE; support = word coverage + cosine + every number present, [answer] min_support). Abst-P: abstentions on "
+    "unanswerable / all abstentions; Abst-R: unanswerable questions abstained on; FalseAbst: answerable questions "
+    "abstained on (lower is better). Abstentions per system:"
+)
+
+
+def _counts(a: Mapping[str, float | int | None]) -> str:
+    n = a.get("abstained", 0)
+    return (f"{n} abstention{'' if n == 1 else 's'}: {a.get('abstained_unanswerable', 0)} of {a.get('unanswerable', 0)} unanswerable questions, "
+            f"{a.get('abstained_answerable', 0)} of {a.get('answerable', 0)} answerable ones")
+
+
 def _fmt(v: float | None, digits: int = 0) -> str:
     return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def tables(results: Sequence[QuestionResult], settings: EvalSettings, summaries: Sequence[SystemSummary]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The report's metric tables: (title, [(metric key, column title)]), columns with a value only."""
+    answer_cols = [c for c in _columns(ANSWERS, settings, summaries) if c[0] != "hits@1" or structured(results)]
+    return [
+        ("Retrieval (against gold passages)", _columns(RETRIEVAL, settings, summaries)),
+        ("Answers", answer_cols),
+        ("Citations and abstention", _columns(TRUST, settings, summaries)),
+        ("Judged (RAGAS definitions; CitR/CitP with the judge model as support check)", _columns(JUDGED, settings, summaries)),
+    ]
 
 
 def render_markdown(title: str, meta: Mapping[str, str], results: Sequence[QuestionResult], settings: EvalSettings, comparisons: Sequence[Comparison]) -> str:
@@ -117,10 +191,10 @@ def render_markdown(title: str, meta: Mapping[str, str], results: Sequence[Quest
     baseline = summaries[0].system if summaries else ""
     tests = {(c.metric, c.a, c.b): c for c in comparisons}
     lines = [f"## {title}", ""] + [f"- {k}: {v}" for k, v in meta.items()] + [""]
-    lines += _table("Retrieval (against gold passages)", _columns(RETRIEVAL, settings, summaries), summaries, tests, baseline)
-    answer_cols = [c for c in _columns(ANSWERS, settings, summaries) if c[0] != "hits@1" or structured(results)]
-    lines += _table("Answers", answer_cols, summaries, tests, baseline)
-    lines += _table("Judged (RAGAS definitions)", _columns(JUDGED, settings, summaries), summaries, tests, baseline)
+    for name, cols in tables(results, settings, summaries):
+        lines += _table(name, cols, summaries, tests, baseline)
+        if name.startswith("Citations") and cols:
+            lines += [TRUST_LEGEND, ""] + [f"- {s.system}: {_counts(s.abstention)}" for s in summaries] + [""]
     lines += [
         "### Cost and speed (per question)", "",
         "| system | LLM calls | prompt tok | completion tok | context tok | p50 ms | p95 ms | errors |",
@@ -144,8 +218,11 @@ def render_markdown(title: str, meta: Mapping[str, str], results: Sequence[Quest
 
 def tested_metrics(results: Sequence[QuestionResult], settings: EvalSettings) -> list[str]:
     """The metrics that get significance tests: the headline ones, not every ROUGE variant."""
-    keys = [f"recall@{k}" for k in settings.recall_ks] + [f"mrr@{settings.k}", "em", "f1", "accuracy", "rougeL", "hits@1",
-                                                          "abstain_unanswerable", "faithfulness", "answer_relevance", "context_relevance"]
+    keys = [f"recall@{k}" for k in settings.recall_ks] + [
+        f"mrr@{settings.k}", "em", "f1", "accuracy", "token_recall", "rougeL", "hits@1", "citation_recall", "citation_precision",
+        "abstain_unanswerable", "abstain_answerable", "faithfulness", "answer_relevance", "context_relevance",
+        "citation_recall_judge", "citation_precision_judge",
+    ]
     present = {k for r in results for k, v in r.scores.items() if v is not None}
     return [k for k in keys if k in present and (k != "hits@1" or structured(results))]
 
@@ -159,9 +236,12 @@ def write_report(out_dir: Path, title: str, meta: Mapping[str, str], results: Se
     with paths["results"].open("w", encoding="utf-8") as fh:
         for r in results:
             fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+    summaries = summarize(results)
     summary = {
         "title": title, "meta": dict(meta),
-        "systems": [s.__dict__ | {"means": dict(s.means)} for s in summarize(results)],
+        # the report's columns (metric key → title), then per system the means and the abstention rates
+        "columns": {k: t for _, cols in tables(results, settings, summaries) for k, t in cols},
+        "systems": [s.__dict__ | {"means": dict(s.means), "abstention": dict(s.abstention)} for s in summaries],
         "comparisons": [c.__dict__ for c in comparisons],
     }
     paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING
 from core.config import Config
 from core.errors import PolicyKBError
 from spr.eval import metrics as m
+from spr.eval.citations import citation_metrics, cited_evidence, plain_text
 from spr.eval.datasets import write_corpus
 from spr.eval.records import EvalDataset, EvalQuestion, EvalSettings, QuestionResult
+from spr.verify import SupportChecker
 
 if TYPE_CHECKING:
     from spr.eval.judge import Judge
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
 Ingest = Callable[[Config, Sequence[Path]], str]
 Progress = Callable[[str, int, int], None]
 STAMP = "kb.stamp.json"
-_CITATION = re.compile(r"\s*\[\d+\]")
 
 
 # --- the KB of a dataset ------------------------------------------------------------------------------
@@ -117,11 +118,15 @@ def resolve_contexts(store: RDFStore, questions: Sequence[EvalQuestion], doc_ids
 
 
 # --- scoring one answer ----------------------------------------------------------------------------------
-def score(question: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], settings: EvalSettings) -> dict[str, float | None]:
-    """Every automatic metric for one answer (pure given the answer)."""
+def score(
+    question: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], settings: EvalSettings, checker: SupportChecker | None = None
+) -> dict[str, float | None]:
+    """Every automatic metric for one answer (pure given the answer and the ``checker``'s
+    embedder). With a ``checker`` also ALCE citation recall and precision
+    (:mod:`spr.eval.citations`), for every answer kind."""
     ranked = m.dedupe(doc_of.get(e.chunk.document, "") for e in answer.evidence if e.chunk is not None)
     gold = question.gold_passage_ids
-    text = _CITATION.sub("", answer.text).strip()
+    text = plain_text(answer.text)
     pred = m.prediction(text, answer.abstained)
     golds = question.answers if question.answerable else ()
     context = "\n".join(e.text for e in answer.evidence)
@@ -142,16 +147,21 @@ def score(question: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], set
     # abstention is scored where it is the right call (unanswerable) and where it is not
     out["abstain_unanswerable"] = None if question.answerable else float(not pred)
     out["abstain_answerable"] = float(not pred) if question.answerable else None
+    if checker is not None:
+        out.update(citation_metrics(answer, checker, abstained=not pred))
     return out
 
 
-def _result(dataset: str, system: str, q: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], settings: EvalSettings, judged: Mapping[str, float | None]) -> QuestionResult:
+def _result(
+    dataset: str, system: str, q: EvalQuestion, answer: Answer, doc_of: Mapping[str, str], settings: EvalSettings,
+    judged: Mapping[str, float | None], checker: SupportChecker | None = None,
+) -> QuestionResult:
     ranked = m.dedupe(doc_of.get(e.chunk.document, "") for e in answer.evidence if e.chunk is not None)
     usage = answer.usage
     return QuestionResult(
         dataset, system, q.id, q.question, q.kind, q.answerable, q.answers, q.gold_passage_ids,
         answer.text, answer.abstained, tuple(ranked), answer.trace.answers[0] if answer.trace.answers else None,
-        {**score(q, answer, doc_of, settings), **judged}, float(answer.timings_ms.get("total", 0.0)),
+        {**score(q, answer, doc_of, settings, checker), **judged}, float(answer.timings_ms.get("total", 0.0)),
         usage.llm_calls, usage.prompt_tokens, usage.completion_tokens, usage.context_tokens,
     )
 
@@ -165,8 +175,11 @@ def run(
     judge: Judge | None = None,
     progress: Progress | None = None,
 ) -> list[QuestionResult]:
-    """Ask every question in every system; results in system order, then question order."""
+    """Ask every question in every system; results in system order, then question order.
+    Citations are checked as the generator checks them: ``SupportChecker(kb.embedder,
+    [answer] min_support)``."""
     doc_of = document_ids(kb.store)
+    checker = SupportChecker(kb.embedder, kb.config.answer.min_support)
     questions = resolve_contexts(kb.store, dataset.questions, doc_of)
     results: list[QuestionResult] = []
     for system in settings.systems:
@@ -188,7 +201,7 @@ def run(
                 )
             else:
                 judged = _judge(judge, q, answer) if judge is not None else {}
-                results.append(_result(dataset.name, system, q, answer, doc_of, settings, judged))
+                results.append(_result(dataset.name, system, q, answer, doc_of, settings, judged, checker))
             if progress:
                 progress(system, done, len(questions))
     return results
@@ -200,4 +213,8 @@ def _ask(kb: KnowledgeBase, system: str, q: EvalQuestion, settings: EvalSettings
 
 def _judge(judge: Judge, q: EvalQuestion, answer: Answer) -> dict[str, float | None]:
     context = "\n".join(e.text for e in answer.evidence)
-    return judge.score(q.question, _CITATION.sub("", answer.text).strip(), context, answer.abstained)
+    abstained = not m.prediction(plain_text(answer.text), answer.abstained)
+    return {
+        **judge.score(q.question, plain_text(answer.text), context, abstained),
+        **judge.citations(answer.text, cited_evidence(answer), abstained),
+    }

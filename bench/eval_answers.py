@@ -1,0 +1,140 @@
+"""Answers a reader can trust: abstention, citations, token recall and latency, per answer kind.
+
+    .venv/bin/python bench/eval_answers.py --set dev-eu --kind extractive --kind llm --limit 24 \
+        --json bench/out/answers/dev-eu.json
+
+Every question is asked through :meth:`spr.qa.KnowledgeBase.ask_stream` with the defaults
+(``[answer] mode``, ``k``; the ``[llm]`` model for ``llm``), with the LLM response cache off so
+every LLM answer is a real model call: first-token and total latency are what a reader waits.
+Per set and kind: false abstention (answerable questions abstained on), abstention on
+unanswerable questions, ALCE citation recall/precision (:mod:`spr.eval.citations`), answer token
+recall and ROUGE-L against the reference, latency p50 (first token, total; extractive: after
+retrieval too). ``--limit`` samples answerable and unanswerable questions in the set's proportion
+(seeded). KBs are the ones bench/eval_retrieval.py caches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_retrieval import load  # noqa: E402
+from core.cache import user_cache_dir  # noqa: E402
+from core.config import Config  # noqa: E402
+from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from spr.eval import metrics as m  # noqa: E402
+from spr.eval.citations import citation_metrics, plain_text  # noqa: E402
+from spr.eval.datasets import default_data_dir  # noqa: E402
+from spr.eval.runner import prepare_kb  # noqa: E402
+from spr.qa import KnowledgeBase  # noqa: E402
+from spr.records import AnswerDone  # noqa: E402
+from spr.verify import SupportChecker  # noqa: E402
+
+
+def p50(xs: list[float]) -> float | None:
+    return round(statistics.median(xs), 1) if xs else None
+
+
+def mean(xs: list[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return round(sum(vals) / len(vals), 3) if vals else None
+
+
+def pick(questions, limit: int | None, seed: int):
+    if not limit or limit >= len(questions):
+        return list(questions)
+    rng = random.Random(seed)
+    return sorted(rng.sample(list(questions), limit), key=lambda q: q.id)
+
+
+def run(kb: KnowledgeBase, questions, kind: str) -> dict:
+    checker = SupportChecker(kb.embedder, kb.config.answer.min_support)
+    rows = []
+    for q in questions:
+        started = time.perf_counter()
+        first = None
+        answer = None
+        for event in kb.ask_stream(q.question, answer=kind):
+            if isinstance(event, AnswerDone):
+                answer = event.answer
+            elif first is None:
+                first = (time.perf_counter() - started) * 1000
+        total = (time.perf_counter() - started) * 1000
+        if answer is None:
+            raise RuntimeError(f"{q.id}: the stream ended without an answer")
+        pred = m.prediction(plain_text(answer.text), answer.abstained)
+        cites = citation_metrics(answer, checker)
+        rows.append({
+            "id": q.id, "question": q.question, "answerable": q.answerable, "reference": q.answers[:1],
+            "text": answer.text, "abstained": not pred, "draft": answer.draft, "unsupported": list(answer.unsupported),
+            "token_recall": m.token_recall(pred, q.answers) if q.answerable and pred else (0.0 if q.answerable else None),
+            "rougeL": (m.rouge(pred, q.answers) or {}).get("rougeL") if q.answerable and pred else (0.0 if q.answerable else None),
+            **cites, "first_token_ms": first, "total_ms": total,
+            "after_retrieval_ms": total - answer.timings_ms.get("retrieve", 0.0),
+            "citations": [{"id": c.id, "title": c.title, "quote": c.quote[:300]} for c in answer.citations],
+        })
+        print(f"  {q.id} {'A' if q.answerable else 'U'} {'abst' if not pred else 'ans '} {total / 1000:5.1f}s {answer.text[:110]!r}", flush=True)
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+    return {
+        "questions": len(rows), "answerable": len(ans), "unanswerable": len(una),
+        "false_abstention": mean([float(r["abstained"]) for r in ans]),
+        "abstain_unanswerable": mean([float(r["abstained"]) for r in una]),
+        "citation_recall": mean([r.get("citation_recall") for r in rows]),
+        "citation_precision": mean([r.get("citation_precision") for r in rows]),
+        "token_recall": mean([r["token_recall"] for r in ans]),
+        "token_recall_answered": mean([r["token_recall"] for r in ans if not r["abstained"]]),
+        "rougeL": mean([r["rougeL"] for r in ans]),
+        "unsupported_sentences_dropped": sum(len(r["unsupported"]) for r in rows),
+        "first_token_ms_p50": p50([r["first_token_ms"] for r in rows if r["first_token_ms"] is not None]),
+        "total_ms_p50": p50([r["total_ms"] for r in rows]),
+        "after_retrieval_ms_p50": p50([r["after_retrieval_ms"] for r in rows]),
+        "rows": rows,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", required=True, help="dev-eu, dev-necp, dev-de, squad2, rag-eurlex, ...")
+    ap.add_argument("--kind", action="append", default=[], help="extractive and/or llm (repeatable)")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--embed", default=Config().embed.model)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+
+    dataset = load(args.set, default_data_dir(), None)
+    config = Config()
+    config = config.model_copy(update={
+        "embed": config.embed.model_copy(update={"model": args.embed}),
+        "llm": config.llm.model_copy(update={"cache": False}),  # every LLM answer a real call
+    })
+    kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary)
+    print(note, flush=True)
+    questions = pick(dataset.questions, args.limit, args.seed)
+    report = {"set": args.set, "questions": [q.id for q in questions], "kinds": {}}
+    with KnowledgeBase.open(kb_config) as kb:
+        kb.ask(questions[0].question)  # load the embedder and indexes before timing
+        for kind in args.kind or ["extractive"]:
+            if kind == "llm":
+                kb.llm.complete("Say OK.", max_tokens=1)  # load the model once (not a reader's wait per question)
+            print(f"{args.set} {kind}", flush=True)
+            report["kinds"][kind] = run(kb, questions, kind)
+            summary = {k: v for k, v in report["kinds"][kind].items() if k != "rows"}
+            print(json.dumps(summary, indent=1), flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""Does the cited evidence support each sentence of an answer? Checked without a judge model.
+
+An answer is split into *claims*: its sentences, each with the ``[n]`` markers it carries. A claim
+is supported by a set of evidence texts when
+
+- every number it states appears in that evidence (a changed figure is the typical invention of a
+  small model, and word overlap alone would not see it), and
+- the mean of two scores reaches the threshold: *coverage*, the share of the claim's content words
+  (:func:`spr.lexical.content_words`) found in the evidence, and *similarity*, the best cosine of
+  the claim with one evidence sentence (paraphrases that share few words).
+
+On top of that check sit the ALCE citation measures (Gao et al. 2023, "Enabling Large Language
+Models to Generate Text with Citations"), with this check standing in for their NLI model:
+citation recall (is a claim supported by the union of what it cites) and citation precision (is
+each citation needed: it supports the claim alone, or the others do not without it).
+
+    >>> [ (c.text, c.cited) for c in claims("Fines reach 4 % [2]. Member States report yearly [1][3].") ]
+    [('Fines reach 4 %.', (2,)), ('Member States report yearly.', (1, 3))]
+    >>> sorted(numbers("EUR 20 000 000 or 4 % by 31 December 2025"))
+    ['20000000', '2025', '31', '4']
+    >>> unmatched_numbers("Fines reach EUR 20 million or 4 %.", "up to 20 000 000 EUR, or up to 4 %")
+    set()
+    >>> sorted(unmatched_numbers("Fines reach EUR 30 million.", "up to 20 000 000 EUR"))
+    ['30', '30000000']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.text import sentence_spans
+from spr.lexical import content_words
+
+if TYPE_CHECKING:
+    from core.embed import Embedder
+
+_MARKER = re.compile(r"\s*\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
+# A number as people write it: "20 000 000", "20,000,000", "1.5", "2030"; group separators go.
+_NUMBER = re.compile(r"\d+(?:[ \u00a0\u202f,.]\d+)*")
+_GROUPED = re.compile(r"^\d{1,3}(?:([ \u00a0\u202f,])\d{3})+$")
+_SCALED = re.compile(r"(\d+(?:[.,]\d+)?)\s*(thousand|million|billion|mio\.?|bn)\b", re.IGNORECASE)
+_SCALE = {"thousand": 10**3, "million": 10**6, "mio": 10**6, "mio.": 10**6, "billion": 10**9, "bn": 10**9}
+MAX_SENTENCES = 8  # evidence sentences embedded per check: the ones sharing most words
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One answer sentence without its markers, and the citation ids it carries (in order)."""
+
+    text: str
+    cited: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Support:
+    """How well some evidence supports a claim. ``coverage`` in [0, 1]; ``similarity`` the best
+    cosine with one evidence sentence, in [-1, 1] (0 without an embedder); ``score`` the mean of
+    coverage and the non-negative similarity; ``supported``: numbers found and score ≥ threshold."""
+
+    coverage: float
+    similarity: float
+    numbers_found: bool
+    score: float
+    supported: bool
+
+
+# Markers (and the unsupported mark) written after the full stop belong to the sentence before it:
+# "A. [1] B." is "A [1]. B."; moved back first, so the sentence splitter cannot hand them on.
+_TRAILING = re.compile(r"([.!?])((?:\s*\[(?:\d{1,3}(?:\s*[,;]\s*\d{1,3})*|unsupported)\])+)")
+
+
+def claims(text: str) -> list[Claim]:
+    """The sentences of an answer with their citation markers taken out.
+
+    >>> [(c.text, c.cited) for c in claims("Fines apply. [1] Reports are yearly. [2][3] Done.")]
+    [('Fines apply.', (1,)), ('Reports are yearly.', (2, 3)), ('Done.', ())]
+    """
+    text = _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
+    out = []
+    for a, b in sentence_spans(text):
+        sentence = text[a:b]
+        cited = [int(p) for m in _MARKER.finditer(sentence) for p in re.split(r"[,;]", m.group(1))]
+        body = " ".join(_MARKER.sub("", sentence).replace("[unsupported]", "").split())
+        body = re.sub(r"\s+([.,;:!?])", r"\1", body)
+        if body:
+            out.append(Claim(body, tuple(dict.fromkeys(cited))))
+    return out
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers in ``text``, thousands separators removed ("20 000 000" → "20000000"); a
+    decimal point stays ("1.5"); "20 million" also gives "20000000"."""
+    found = set()
+    for match in _SCALED.finditer(text):  # "EUR 20 million" states 20000000 as well as 20
+        value = float(match.group(1).replace(",", ".")) * _SCALE[match.group(2).lower()]
+        found.add(str(round(value)))
+    for match in _NUMBER.finditer(text):
+        token = match.group(0)
+        if _GROUPED.match(token):
+            found.add(re.sub(r"[ \u00a0\u202f,]", "", token))
+            continue
+        for part in re.split(r"[ \u00a0\u202f]|,(?!\d{3}\b)", token):
+            if part:
+                found.add(part.replace(",", ""))
+    return found
+
+
+def unmatched_numbers(claim: str, evidence: str) -> set[str]:
+    """The claim's numbers that the evidence does not state in any form ("20 million" is
+    matched by "20 000 000"; the 20 of "20 million" then needs no match of its own)."""
+    stated = numbers(evidence)
+    missing = numbers(claim) - stated
+    for match in _SCALED.finditer(claim):
+        value = str(round(float(match.group(1).replace(",", ".")) * _SCALE[match.group(2).lower()]))
+        if value in stated:
+            missing -= {match.group(1).replace(",", "."), match.group(1), value}
+    return missing
+
+
+def coverage(claim: str, evidence: str) -> float:
+    """Share of the claim's distinct content words that the evidence contains; 1.0 for a claim
+    without content words ("Yes.")."""
+    words = set(content_words(claim))
+    if not words:
+        return 1.0
+    return len(words & set(content_words(evidence))) / len(words)
+
+
+@dataclass
+class SupportChecker:
+    """The support test above. ``embedder`` None = coverage and numbers only (then the score is
+    coverage alone). ``threshold``: least score for support ([answer] min_support)."""
+
+    embedder: Embedder | None
+    threshold: float
+
+    def support(self, claim: str, evidence: Sequence[str]) -> Support:
+        joined = "\n".join(evidence)
+        if not joined.strip():
+            return Support(0.0, 0.0, False, 0.0, False)
+        cov = coverage(claim, joined)
+        found = not unmatched_numbers(claim, joined)
+        sim = self._similarity(claim, evidence) if self.embedder is not None else None
+        score = cov if sim is None else (cov + max(sim, 0.0)) / 2
+        return Support(cov, sim or 0.0, found, score, found and score >= self.threshold)
+
+    def _similarity(self, claim: str, evidence: Sequence[str]) -> float:
+        pool = [text[a:b] for text in evidence for a, b in sentence_spans(text)]
+        if not pool:
+            return 0.0
+        if len(pool) > MAX_SENTENCES:  # embed only the sentences most likely to match
+            words = set(content_words(claim))
+            pool = sorted(pool, key=lambda s: -len(words & set(content_words(s))))[:MAX_SENTENCES]
+        vectors = np.asarray(self.embedder.embed_many([claim, *pool]))  # type: ignore[union-attr]
+        return float(np.max(vectors[1:] @ vectors[0]))
+
+
+# --- ALCE citation measures ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CitationScores:
+    """Citation recall: share of claims that cite something and are supported by what they cite.
+    Citation precision: share of citations (claim, id) that are needed. None without claims or
+    citations, respectively."""
+
+    recall: float | None
+    precision: float | None
+    claims: int
+    citations: int
+
+
+def citation_scores(answer: str, evidence: Mapping[int, str], checker: SupportChecker) -> CitationScores:
+    """ALCE citation recall and precision of ``answer`` given the text behind each citation id.
+
+    A citation is needed when it supports its claim alone, or when the claim's other citations
+    do not support it without this one while all of them do."""
+    parts = claims(answer)
+    if not parts:
+        return CitationScores(None, None, 0, 0)
+    supported = 0
+    needed = total = 0
+    for claim in parts:
+        cited = [c for c in claim.cited if c in evidence]
+        total += len(claim.cited)  # a marker pointing at no evidence counts, and is never needed
+        if not cited:
+            continue
+        whole = checker.support(claim.text, [evidence[c] for c in cited]).supported
+        supported += whole
+        for c in cited:
+            if checker.support(claim.text, [evidence[c]]).supported:
+                needed += 1
+            elif whole and len(cited) > 1:
+                rest = [evidence[o] for o in cited if o != c]
+                needed += not checker.support(claim.text, rest).supported
+    return CitationScores(supported / len(parts), needed / total if total else None, len(parts), total)

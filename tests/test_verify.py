@@ -1,0 +1,116 @@
+"""The citation check: claims, numbers, support, ALCE citation scores, and what LLMGenerator does
+with sentences their evidence does not support. The embedder is the real test embedder (MiniLM);
+the LLM is a scripted subclass of ``core.llm.LLM`` (the check is under test, not the model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.config import Config
+from core.embed import make_embedder
+from core.llm.base import LLM, Completion, Request
+from core.usage import Usage
+from spr.fuse import fuse
+from spr.generate import UNSUPPORTED_MARK, LLMGenerator, check_claims, evidence_texts
+from spr.records import ABSTAIN, ChunkRef, Evidence
+from spr.verify import SupportChecker, citation_scores, claims, coverage, numbers, unmatched_numbers
+
+B = "https://example.org/"
+FINE = "An operator who fails to register an installation shall pay a fine of up to EUR 50,000."
+TARGET = "The Plan sets a target of 12 GW of installed solar capacity by 31 December 2030."
+ACT = ChunkRef(B + "chunk/act", B + "doc/act", "Renewable Energy Act", 0, len(FINE), FINE)
+PLAN = ChunkRef(B + "chunk/plan", B + "doc/plan", "National Solar Plan", 0, len(TARGET), TARGET)
+CONTEXT = fuse([Evidence("chunk", FINE, 0.9, "k", chunk=ACT), Evidence("chunk", TARGET, 0.8, "k", chunk=PLAN)], 1000)
+
+
+@pytest.fixture(scope="module")
+def checker():
+    return SupportChecker(make_embedder(Config().embed, None), threshold=0.5)
+
+
+def test_claims_split_sentences_and_markers():
+    parts = claims("The fine is EUR 50,000 [1]. The target is 12 GW by 2030 [2][1]. Nothing else")
+    assert [(c.text, c.cited) for c in parts] == [
+        ("The fine is EUR 50,000.", (1,)),
+        ("The target is 12 GW by 2030.", (2, 1)),
+        ("Nothing else", ()),
+    ]
+
+
+def test_numbers_ignore_thousands_separators_and_read_scale_words():
+    assert numbers("EUR 50,000 and 50 000 and 1.5 %") == {"50000", "1.5"}
+    assert unmatched_numbers("a fine of EUR 50 thousand", FINE) == set()
+    assert unmatched_numbers("a fine of EUR 60,000", FINE) == {"60000"}
+
+
+def test_coverage_is_the_share_of_claim_words_in_the_evidence():
+    assert coverage("operators pay a fine", FINE) == 1.0
+    assert coverage("It is.", FINE) == 1.0  # nothing to check
+    assert coverage("nuclear plants are banned", FINE) == 0.0
+
+
+def test_support_needs_the_numbers_and_the_words(checker):
+    assert checker.support("An operator that does not register pays up to EUR 50,000.", [FINE]).supported
+    changed = checker.support("An operator that does not register pays up to EUR 80,000.", [FINE])
+    assert not changed.numbers_found and not changed.supported  # a changed figure is never supported
+    assert not checker.support("Nuclear plants are banned in Nordland.", [FINE]).supported
+    assert not checker.support("anything", []).supported
+
+
+def test_citation_scores_follow_alce(checker):
+    evidence = {1: FINE, 2: TARGET}
+    good = citation_scores("Unregistered operators pay up to EUR 50,000 [1].", evidence, checker)
+    assert (good.recall, good.precision) == (1.0, 1.0)
+    needless = citation_scores("Unregistered operators pay up to EUR 50,000 [1][2].", evidence, checker)
+    assert needless.recall == 1.0 and needless.precision == 0.5  # [2] supports nothing and is not needed
+    wrong = citation_scores("Unregistered operators pay up to EUR 50,000 [2].", evidence, checker)
+    assert wrong.recall == 0.0 and wrong.precision == 0.0
+    unknown = citation_scores("Unregistered operators pay up to EUR 50,000 [7].", evidence, checker)
+    assert unknown.recall == 0.0 and unknown.precision == 0.0 and unknown.citations == 1
+    assert citation_scores("", evidence, checker).recall is None
+
+
+def test_check_claims_recites_drops_or_marks(checker):
+    evidence = evidence_texts(CONTEXT)
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    plan_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == PLAN)
+    text = f"The fine is up to EUR 50,000 [{plan_id}]. Nuclear plants are banned [{fine_id}]."
+    kept, dropped = check_claims(text, evidence, checker, "drop")
+    assert kept == f"The fine is up to EUR 50,000 [{fine_id}]."  # re-cited to the evidence that supports it
+    assert dropped == ("Nuclear plants are banned.",)
+    marked, _ = check_claims(text, evidence, checker, "mark")
+    assert marked.endswith(f"Nuclear plants are banned {UNSUPPORTED_MARK}.")
+
+
+class Scripted(LLM):
+    def __init__(self, reply: str):
+        super().__init__("scripted")
+        self.reply = reply
+
+    def _generate(self, request: Request) -> Completion:
+        return Completion(self.reply, Usage(10, 5), False, self.model_id)
+
+
+def test_llm_generator_drops_unsupported_sentences_and_abstains_when_none_stands(checker):
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    gen = LLMGenerator(Scripted(f"The fine is up to EUR 50,000 [{fine_id}]. It rises to EUR 90,000 in 2031 [{fine_id}]."), 64, True, checker=checker)
+    draft = gen.generate("How much is the fine?", CONTEXT)
+    assert draft.text == f"The fine is up to EUR 50,000 [{fine_id}]." and not draft.abstained
+    assert draft.unsupported == ("It rises to EUR 90,000 in 2031.",)
+    none = LLMGenerator(Scripted(f"Fines are EUR 90,000 [{fine_id}]."), 64, True, checker=checker).generate("How much?", CONTEXT)
+    assert none.text == ABSTAIN and none.abstained and none.draft.startswith("Fines are EUR 90,000")
+
+
+def test_llm_generator_stream_yields_pieces_then_the_checked_draft(checker):
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    gen = LLMGenerator(Scripted(f"The fine is up to EUR 50,000 [{fine_id}]."), 64, True, checker=checker)
+    stream = gen.stream("How much is the fine?", CONTEXT)
+    pieces = []
+    while True:
+        try:
+            pieces.append(next(stream))
+        except StopIteration as stop:
+            draft = stop.value
+            break
+    assert "".join(pieces) == f"The fine is up to EUR 50,000 [{fine_id}]."
+    assert draft.text == f"The fine is up to EUR 50,000 [{fine_id}]." and draft.citations[0].chunk == ACT.iri
