@@ -116,19 +116,17 @@ def selection(rows: list[dict], picks: int) -> dict[str, float]:
     return out
 
 
-CONFIDENCE = "best"  # or "p_yes" (--probe): which question-level confidence the sweep uses
-
-
-def confidence(row: dict) -> float:
-    if CONFIDENCE == "p_yes":
+def confidence(row: dict, key: str = "best") -> float:
+    """The question-level confidence: the best sentence's hybrid score, or the probe's P(yes)."""
+    if key == "p_yes":
         return row.get("p_yes", 0.0)
     return max((RULES["hybrid"](s) for s in row["sentences"]), default=0.0)
 
 
-def sweep(rows: list[dict]) -> list[dict]:
+def sweep(rows: list[dict], key: str = "best") -> list[dict]:
     """False abstention and abstention on unanswerable for every threshold 0.00 … 1.00."""
-    ans = [confidence(r) for r in rows if r["answerable"]]
-    una = [confidence(r) for r in rows if not r["answerable"]]
+    ans = [confidence(r, key) for r in rows if r["answerable"]]
+    una = [confidence(r, key) for r in rows if not r["answerable"]]
     table = []
     for step in range(0, 101):
         t = step / 100
@@ -153,10 +151,10 @@ def operating_points(table: list[dict]) -> dict[str, dict]:
     return out
 
 
-def auc(rows: list[dict]) -> float | None:
+def auc(rows: list[dict], key: str = "best") -> float | None:
     """Probability that an answerable question's confidence beats an unanswerable one's."""
-    ans = [confidence(r) for r in rows if r["answerable"]]
-    una = [confidence(r) for r in rows if not r["answerable"]]
+    ans = [confidence(r, key) for r in rows if r["answerable"]]
+    una = [confidence(r, key) for r in rows if not r["answerable"]]
     if not ans or not una:
         return None
     wins = sum((a > u) + 0.5 * (a == u) for a in ans for u in una)
@@ -174,7 +172,6 @@ def main() -> int:
     ap.add_argument("--probe", type=int, default=0, help="also ask the [llm] model whether the best sentences answer, first N questions per set")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    global CONFIDENCE
 
 
     config = Config()
@@ -190,11 +187,9 @@ def main() -> int:
             rows = records(kb, dataset, args.mode, args.k, args.probe)
         if args.probe:  # the probe's own figures, on the probed questions only
             probed = [r for r in rows if "p_yes" in r]
-            CONFIDENCE = "p_yes"
-            probe_report = {"questions": len(probed), "auc": auc(probed), "operating_points": operating_points(sweep(probed)),
-                            "probe_ms_p50": sorted(r["probe_ms"] for r in probed)[len(probed) // 2] if probed else None}
-            CONFIDENCE = "best"
-            probe_report["auc_best_sentence_same_questions"] = auc(probed)
+            probe_report = {"questions": len(probed), "auc": auc(probed, "p_yes"), "operating_points": operating_points(sweep(probed, "p_yes")),
+                            "probe_ms_p50": sorted(r["probe_ms"] for r in probed)[len(probed) // 2] if probed else None,
+                            "auc_best_sentence_same_questions": auc(probed)}
             print("probe", json.dumps(probe_report, indent=1, ensure_ascii=False), flush=True)
         pooled += rows
         table = sweep(rows)

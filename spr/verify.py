@@ -74,13 +74,22 @@ class Support:
 _TRAILING = re.compile(r"([.!?])((?:\s*\[(?:\d{1,3}(?:\s*[,;]\s*\d{1,3})*|unsupported)\])+)")
 
 
+def attach_markers(text: str) -> str:
+    """Markers (and ``[unsupported]``) written after a sentence's end moved before it.
+
+    >>> attach_markers("They give EUR 800 million. [2] It runs to 2030. [1][3]")
+    'They give EUR 800 million [2]. It runs to 2030 [1][3].'
+    """
+    return _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
+
+
 def claims(text: str) -> list[Claim]:
     """The sentences of an answer with their citation markers taken out.
 
     >>> [(c.text, c.cited) for c in claims("Fines apply. [1] Reports are yearly. [2][3] Done.")]
     [('Fines apply.', (1,)), ('Reports are yearly.', (2, 3)), ('Done.', ())]
     """
-    text = _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
+    text = attach_markers(text)
     out = []
     for a, b in sentence_spans(text):
         sentence = text[a:b]

@@ -13,10 +13,10 @@ import pytest
 from core.embed import SentenceTransformerEmbedder
 from core.llm.base import LLM, Completion
 from core.usage import Usage
-from spr.eval.citations import attach_markers, citation_metrics, citation_values, cited_evidence, plain_text
+from spr.eval.citations import citation_metrics, citation_values, cited_evidence, plain_text
 from spr.eval.judge import Judge, LLMSupport, support_prompt
 from spr.records import Answer, ChunkRef, Citation, Evidence, Fact, Trace
-from spr.verify import SupportChecker
+from spr.verify import SupportChecker, attach_markers
 
 FINE = "An operator who fails to register an installation shall pay a fine of up to EUR 50,000. The Bureau keeps the register."
 SOLAR = "The national government will provide EUR 800 million for the period 2025 to 2030."

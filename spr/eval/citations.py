@@ -37,10 +37,7 @@ from spr.verify import SupportChecker, citation_scores
 
 # "[1]", "[2, 3]", "[2;3]" and the generator's "[unsupported]" mark, with the blanks before them
 _MARKERS = re.compile(r"\s*\[(?:\d{1,3}(?:\s*[,;]\s*\d{1,3})*|unsupported)\]")
-# sentence-final punctuation followed by one or more citation markers
-_TRAILING = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+)")
 _BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
-_UNSUPPORTED = re.compile(r"\s*\[unsupported\]")  # spr.generate.UNSUPPORTED_MARK, written after the full stop
 
 
 def plain_text(text: str) -> str:
@@ -51,15 +48,6 @@ def plain_text(text: str) -> str:
     'Fines reach 4 %. They apply yearly. Members report.'
     """
     return " ".join(_BEFORE_PUNCT.sub(r"\1", _MARKERS.sub("", text)).split())
-
-
-def attach_markers(text: str) -> str:
-    """Markers written after a sentence's end moved before it, so they stay with that sentence.
-
-    >>> attach_markers("They give EUR 800 million. [2] It runs to 2030. [1][3]")
-    'They give EUR 800 million [2]. It runs to 2030 [1][3].'
-    """
-    return _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
 
 
 def cited_evidence(answer: Answer) -> dict[int, str]:
@@ -95,9 +83,8 @@ def citation_values(text: str, evidence: Mapping[int, str], checker: SupportChec
     recall, precision = f"citation_recall{suffix}", f"citation_precision{suffix}"
     if abstained or is_abstention(text):
         return {recall: None, precision: None}
-    # a marked sentence is uncited either way; the mark (after its full stop) must not become a
-    # word of the next sentence
-    s = citation_scores(attach_markers(_UNSUPPORTED.sub("", text)), evidence, checker)
+    # claims() gives a marker after the full stop to its sentence and drops [unsupported] marks
+    s = citation_scores(text, evidence, checker)
     if not s.claims:
         return {recall: None, precision: None}
     return {recall: s.recall, precision: s.precision if s.citations else 0.0}
