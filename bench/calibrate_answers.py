@@ -33,7 +33,7 @@ from bench.check_devset import DEV_SETS  # noqa: E402
 from bench.eval_retrieval import load  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
-from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
@@ -181,7 +181,7 @@ def main() -> int:
     pooled: list[dict] = []
     for name in args.set:
         dataset = load(name, default_data_dir(), args.limit if name not in DEV_SETS else None)
-        kb_config, note = prepare_kb(dataset, config, cache, ingest_summary)
+        kb_config, note = prepare_kb(dataset, config, cache, ingest_summary, reindex=reindex_summary)
         print(name, note, flush=True)
         with KnowledgeBase.open(kb_config) as kb:
             rows = records(kb, dataset, args.mode, args.k, args.probe)

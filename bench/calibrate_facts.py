@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from bench.eval_retrieval import load_dev  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
-from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
 from spr.eval.datasets import default_data_dir, load_jsonl  # noqa: E402
 from spr.eval.metrics import word_key  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
@@ -53,7 +53,7 @@ def main() -> int:
     points: list[tuple[float, bool, str]] = []  # (confidence, relevant, set)
     for name in args.sets.split(","):
         data = dataset(name, data_dir)
-        kb_config, _ = prepare_kb(data, base, cache, ingest_summary)
+        kb_config, _ = prepare_kb(data, base, cache, ingest_summary, reindex=reindex_summary)
         with KnowledgeBase.open(kb_config) as kb:
             spr = kb.retriever("spr")
             for q in data.questions:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from bench.eval_retrieval import load  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
-from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
 from spr.eval.citations import citation_metrics, plain_text  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
@@ -117,7 +117,7 @@ def main() -> int:
         "embed": config.embed.model_copy(update={"model": args.embed}),
         "llm": config.llm.model_copy(update={"cache": False}),  # every LLM answer a real call
     })
-    kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary)
+    kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
     print(note, flush=True)
     questions = pick(dataset.questions, args.limit, args.seed)
     report = {"set": args.set, "questions": [q.id for q in questions], "kinds": {}}

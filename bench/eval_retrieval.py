@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from bench.check_devset import DEV_SETS, corpus_path, default_devset_dir  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
-from kgpipeline.pipeline import ingest_summary  # noqa: E402
+from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample  # noqa: E402
 from spr.eval.runner import document_ids, prepare_kb, resolve_contexts  # noqa: E402
@@ -84,7 +84,7 @@ def main() -> int:
     })
     cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}"
     t0 = time.perf_counter()
-    kb_config, note = prepare_kb(dataset, config, cache, ingest_summary)
+    kb_config, note = prepare_kb(dataset, config, cache, ingest_summary, reindex=reindex_summary)
     build_s = time.perf_counter() - t0
     print(note, f"({build_s:.0f} s)", flush=True)
 
@@ -98,7 +98,7 @@ def main() -> int:
         questions = resolve_contexts(kb.store, dataset.questions, doc_of)
         sigs = signals(kb)
         c = kb.config.retrieval
-        weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
+        weights = c.weights
         rankings = []
         for q in questions:
             ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not is_second_stage(s)}

@@ -290,6 +290,9 @@ class RetrievalConfig(_Section):
     graph_seed_passages: int = Field(
         5, ge=0, le=50, description="graph signal: the other signals' top chunks that also seed PageRank (HippoRAG 2; 0 = entities only)."
     )
+    weight_uks: float = Field(0.0, ge=0.0, description="RRF weight of UKS: chunks having the question's YAKE keywords (0 = off; [docgraph]).")
+    weight_ics: float = Field(0.0, ge=0.0, description="RRF weight of ICS: section mates of the first stage's top chunks (0 = off).")
+    weight_iks: float = Field(0.0, ge=0.0, description="RRF weight of IKS: chunks sharing keywords with the first stage's top chunks (0 = off).")
     rrf_k: int = Field(60, ge=1, description="RRF rank constant: larger flattens the difference between ranks.")
     depth: int = Field(50, ge=1, le=1000, description="Candidates each signal contributes to the fusion.")
     window_overlap: float = Field(
@@ -307,6 +310,12 @@ class RetrievalConfig(_Section):
         "scored by P(yes) from the first token's log-probabilities (bench/bench_rerank.py).",
     )
     rerank_top_n: int = Field(10, ge=1, le=50, description="rerank: fused candidates the LLM scores (at least k are).")
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """Signal name → RRF weight, for every signal of the fused stage."""
+        names = ("bm25", "dense", "questions", "graph", "uks", "ics", "iks")
+        return {name: getattr(self, f"weight_{name}") for name in names}
 
 
 class AnswerConfig(_Section):
@@ -369,6 +378,35 @@ class AnswerConfig(_Section):
     max_question_chars: int = Field(2000, ge=1, description="Longer questions are rejected with an input error.")
 
 
+class DocGraphConfig(_Section):
+    """The document graph (Document GraphRAG): YAKE keywords per chunk (the ``keywords`` stage) and
+    the expansions of mode ``docgraph`` — UKS, then ICS and IKS from the first-stage chunks, de-duplication,
+    reranking, and the pass condition (the top-k)."""
+
+    keywords: bool = Field(True, description="Build the keyword layer (the 'keywords' stage) after ingest.")
+    keyword_backend: Literal["yake-rust", "yake", "llm"] = Field(
+        "yake-rust", description="YAKE implementation ('yake-rust' = the same keywords as 'yake', faster) or 'llm' = the [llm] model."
+    )
+    keywords_per_chunk: int = Field(5, ge=1, le=20, description="Keywords kept per chunk (the paper: 5; 3 and 8 studied).")
+    keyword_ngrams: int = Field(2, ge=1, le=3, description="Longest keyword, in words (unigrams and bigrams).")
+    keyword_dedup: float = Field(0.8, gt=0.0, le=1.0, description="YAKE de-duplication threshold.")
+    language: str = Field("auto", description="Keyword language (a YAKE stop-word code); 'auto' = guessed per document.")
+    base: str = Field("hybrid", description="The retrieval mode giving the initial chunks the expansions start from.")
+    initial_k: int = Field(5, ge=1, le=100, description="Initial chunks taken from the base mode.")
+    uks: bool = Field(True, description="Uninformed keyword search: the question's own keywords → their chunks, added first.")
+    ics: bool = Field(True, description="Informed chapter search: the initial chunks → the other chunks of their sections.")
+    iks: bool = Field(True, description="Informed keyword search: the initial chunks → their keywords → chunks sharing them.")
+    ics_up: int = Field(0, ge=0, le=3, description="ICS: 0 = the chunk's own (deepest) section, 1 = the section above it, ...")
+    fanout: int = Field(10, ge=1, le=1000, description="Chunks one seed chunk or keyword may add at most.")
+    max_keyword_share: float = Field(
+        0.05, gt=0.0, le=1.0, description="Keywords found in more than this share of the KB's chunks are too generic to follow."
+    )
+    rerank: Literal["offline", "llm"] = Field(
+        "offline", description="'offline' = embedding cosine + lexical overlap with the question; 'llm' = a 1-10 score by the [llm] model."
+    )
+    rerank_dense_weight: float = Field(0.7, ge=0.0, le=1.0, description="offline rerank: weight of the cosine (the rest is lexical).")
+
+
 class EvalConfig(_Section):
     """The evaluation harness (`policykb eval`): data, cache, systems compared and their shared budget."""
 
@@ -398,6 +436,7 @@ class Config(_Section):
     spr: SPRConfig = SPRConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
+    docgraph: DocGraphConfig = DocGraphConfig()
     eval: EvalConfig = EvalConfig()
 
     @property

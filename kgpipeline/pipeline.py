@@ -68,6 +68,12 @@ def _bm25(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) 
     return make_stage(config, tracker, llm_cache)
 
 
+def _keywords(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.derived.keywords import make_stage  # YAKE keywords per chunk: the document graph's keyword layer
+
+    return make_stage(config, tracker, llm_cache)
+
+
 def _sentences(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
     from kgpipeline.derived.sentence_vectors import make_stage  # chunk sentences into the embedding cache
 
@@ -96,6 +102,7 @@ def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | N
 STAGES: dict[str, StageFactory] = {
     "chunks": _chunks,
     "bm25": _bm25,
+    "keywords": _keywords,
     "sentences": _sentences,
     "entities": _entities,
     "weights": _weights,
@@ -111,8 +118,12 @@ def derived_stages(
     if only is not None and only not in STAGES:
         raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
     # The question bank is built on request only (`[questions] build`, or `reindex questions`);
-    # sentence embeddings unless `[answer] precompute_sentences` is off.
-    optional = {"questions": config.questions.build, "sentences": config.answer.precompute_sentences}
+    # sentence embeddings unless `[answer] precompute_sentences` is off; keywords unless `[docgraph] keywords` is.
+    optional = {
+        "questions": config.questions.build,
+        "sentences": config.answer.precompute_sentences,
+        "keywords": config.docgraph.keywords,
+    }
     names = [only] if only else [n for n in STAGES if optional.get(n, True)]
     return [STAGES[name](config, tracker, llm_cache) for name in names]
 
@@ -139,3 +150,15 @@ def ingest_paths(config: Config, paths: list, tracker: UsageTracker | None = Non
 def ingest_summary(config: Config, paths: Sequence[Path]) -> str:
     """:func:`ingest_paths`, summarized in one line: the ``ingest`` callable of ``spr.eval``."""
     return "; ".join(ingest_paths(config, list(paths)).lines()[:2])
+
+
+def reindex_summary(config: Config, name: str) -> str:
+    """Run one derived stage on the configured KB; its summary line (the ``reindex`` callable of
+    ``spr.eval``: a changed keyword setting refreshes the keyword layer of a cached KB)."""
+    from store.open import open_store
+
+    store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri)
+    try:
+        return "; ".join(stage.run(store, config.kb_dir) for stage in derived_stages(config, only=name))
+    finally:
+        store.close()

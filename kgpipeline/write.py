@@ -22,7 +22,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kgpipeline.extract.base import ChunkExtraction, Mention
 from kgpipeline.records import Segmentation, SourceDocument
-from store.vocab import DCTERMS, PKB, RDF, SKOS, XSD, mint
+from store.vocab import DCTERMS, ELI, PKB, RDF, RDFS, SKOS, XSD, mint
 
 CATEGORY_CLASS = {
     "general-policy": PKB + "GeneralPolicy",
@@ -40,6 +40,7 @@ def _p(iri: str) -> NamedNode:
 
 
 P_TITLE, P_ISSUED, P_IDENT = _p(DCTERMS + "title"), _p(DCTERMS + "issued"), _p(DCTERMS + "identifier")
+P_PUBLISHER, P_LOCAL_ID, P_SEE_ALSO = _p(DCTERMS + "publisher"), _p(ELI + "id_local"), _p(RDFS + "seeAlso")
 P_PREF, P_ALT = _p(SKOS + "prefLabel"), _p(SKOS + "altLabel")
 P_PART, P_IN_SECTION, P_SECTION_OF = _p(PKB + "partOfDocument"), _p(PKB + "inSection"), _p(PKB + "sectionOf")
 P_HEADING, P_ORDER, P_LEVEL = _p(PKB + "heading"), _p(PKB + "order"), _p(PKB + "sectionLevel")
@@ -103,6 +104,16 @@ def build_document_graphs(
     issued = issued_date(doc.metadata)
     if issued:
         add(Quad(d, P_ISSUED, Literal(issued, datatype=_DATE), d))
+    for issuer in metadata_values(doc.metadata, _ISSUER_KEYS):
+        add(Quad(d, P_PUBLISHER, Literal(issuer), d))
+    # dcterms:identifier stays the one document id (evidence maps back through it); the others
+    # are ELI local ids (a CELEX number) or, when they are URLs, rdfs:seeAlso links (an ELI URI).
+    for ident in metadata_values(doc.metadata, _IDENTIFIER_KEYS):
+        link = _iri(ident)
+        if link is not None:
+            add(Quad(d, P_SEE_ALSO, link, d))
+        elif ident != doc.doc_id:
+            add(Quad(d, P_LOCAL_ID, Literal(ident), d))
 
     for section in segmentation.sections:
         s = section_iri(base, section.section_id)
@@ -147,6 +158,36 @@ def _extraction_quads(extraction: ChunkExtraction, graph: NamedNode, base: str) 
     for a in extraction.attributes:
         value = Literal(a.value, datatype=NamedNode(a.datatype))
         yield Quad(entity_iri(base, a.subject), NamedNode(a.property_iri), value, graph)
+
+
+# Metadata keys naming who issued a document, and its identifiers (CELEX number, ELI, source URL).
+_ISSUER_KEYS = ("issuer", "issued_by", "publisher", "author", "department", "authority")
+_IDENTIFIER_KEYS = ("identifier", "celex", "eli", "source", "url")
+
+
+def metadata_values(metadata, keys: tuple[str, ...]) -> list[str]:
+    """The non-empty string values of ``keys`` in ``metadata`` (lists flattened), de-duplicated.
+
+    >>> metadata_values({"department": "Council, Parliament", "eli": ["x", "x"]}, ("department", "eli"))
+    ['Council, Parliament', 'x']
+    """
+    out: list[str] = []
+    for key in keys:
+        value = metadata.get(key) if hasattr(metadata, "get") else None
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            text = " ".join(str(item).split()) if isinstance(item, (str, int)) and not isinstance(item, bool) else ""
+            if text and len(text) <= 500 and text not in out:
+                out.append(text)
+    return out
+
+
+def _iri(text: str) -> NamedNode | None:
+    if not text.startswith(("http://", "https://")) or any(c in text for c in ' <>"{}|\\^`'):
+        return None
+    try:
+        return NamedNode(text)
+    except ValueError:
+        return None
 
 
 def issued_date(metadata) -> str | None:

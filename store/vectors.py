@@ -40,6 +40,8 @@ class VectorIndex:
         self.hnsw_m = hnsw_m
         self._ids: list[str] = []
         self._index: faiss.Index = faiss.IndexFlatIP(dimension)
+        self._rows: dict[str, list[int]] | None = None  # id -> its rows, built on first similarities()
+        self._rows_len = 0
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -71,6 +73,23 @@ class VectorIndex:
             [Hit(self._ids[r], float(s)) for s, r in zip(score_row, row) if r >= 0]
             for score_row, row in zip(scores, rows)
         ]
+
+    def similarities(self, query: np.ndarray, ids: list[str]) -> dict[str, float]:
+        """Cosine of ``query`` with the given ids' vectors (an id with several vectors — a long
+        chunk's windows — gets its best); ids not in the index are absent. Exact, for a few ids."""
+        query = self._check(query)[0]
+        if self._rows is None or self._rows_len != len(self._ids):  # ids are only ever appended
+            rows: dict[str, list[int]] = {}
+            for row, i in enumerate(self._ids):
+                rows.setdefault(i, []).append(row)
+            self._rows, self._rows_len = rows, len(self._ids)
+        out = {}
+        for i in ids:
+            rows_i = self._rows.get(i)
+            if rows_i:
+                vectors = np.vstack([self._index.reconstruct(r) for r in rows_i])
+                out[i] = float((vectors @ query).max())
+        return out
 
     def save(self, folder: Path) -> None:
         folder = Path(folder)

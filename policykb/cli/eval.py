@@ -81,9 +81,11 @@ def eval_command(
         if done == total or done % 10 == 0:
             click.echo(f"  {system}: {done}/{total}", err=True)
 
-    from kgpipeline.pipeline import ingest_summary
+    from kgpipeline.pipeline import ingest_summary, reindex_summary
 
-    outcome = evaluate(app.config, request, ingest_summary, progress, log=lambda line: click.echo(line, err=True))
+    outcome = evaluate(
+        app.config, request, ingest_summary, progress, log=lambda line: click.echo(line, err=True), reindex=reindex_summary
+    )
     for line in summary_lines(outcome):
         click.echo(line)
     sys.stdout.flush()

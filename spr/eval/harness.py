@@ -12,7 +12,7 @@ from core.config import Config
 from core.errors import InputError
 from spr.eval.datasets import load_dataset, sample
 from spr.eval.records import EvalOutcome, EvalRequest, EvalSettings
-from spr.eval.runner import Ingest, Progress, prepare_kb, run
+from spr.eval.runner import Ingest, Progress, Reindex, prepare_kb, run
 from store.layout import KBLayout
 
 
@@ -32,7 +32,9 @@ def settings_from(config: Config, systems: str | None = None, answer: str | None
     return EvalSettings(names, answer or config.answer.answer, k or config.eval.k, ks or (config.eval.k,))
 
 
-def evaluate(config: Config, request: EvalRequest, ingest: Ingest, progress: Progress | None = None, log=None) -> EvalOutcome:
+def evaluate(
+    config: Config, request: EvalRequest, ingest: Ingest, progress: Progress | None = None, log=None, reindex: Reindex | None = None
+) -> EvalOutcome:
     """Run ``request``; ``log(line)`` hears about the KB build and each system."""
     from spr.eval.plots import write_plots
     from spr.eval.report import write_report
@@ -47,7 +49,7 @@ def evaluate(config: Config, request: EvalRequest, ingest: Ingest, progress: Pro
     full = load_dataset(request.dataset, request.data_dir, request.corpus)
     dataset = sample(full, request.limit, request.seed, request.corpus_scope)
     cache = request.cache_dir or user_cache_dir()  # KBs of public sets are big and rebuildable
-    kb_config, kb_note = prepare_kb(dataset, config, cache, ingest, rebuild=request.rebuild)
+    kb_config, kb_note = prepare_kb(dataset, config, cache, ingest, rebuild=request.rebuild, reindex=reindex)
     say(kb_note)
     with KnowledgeBase.open(kb_config) as kb:
         judge = _judge(kb_config, kb) if request.judge else None

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from store.base import RDFStore
 
 Ingest = Callable[[Config, Sequence[Path]], str]
+Reindex = Callable[[Config, str], str]  # (config, derived stage name) -> summary
 Progress = Callable[[str, int, int], None]
 STAMP = "kb.stamp.json"
 
@@ -60,17 +61,35 @@ def _build_settings(config: Config) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def prepare_kb(dataset: EvalDataset, base: Config, cache_dir: Path, ingest: Ingest, *, rebuild: bool = False) -> tuple[Config, str]:
+def _keyword_settings(config: Config) -> str:
+    """The [docgraph] settings the keyword layer depends on (a cheap stage: refreshed, not rebuilt)."""
+    c = config.docgraph
+    parts = [c.keywords, c.keyword_backend, c.keywords_per_chunk, c.keyword_ngrams, c.keyword_dedup, c.language]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def prepare_kb(
+    dataset: EvalDataset, base: Config, cache_dir: Path, ingest: Ingest, *, rebuild: bool = False, reindex: Reindex | None = None
+) -> tuple[Config, str]:
     """The dataset's KB in ``<cache_dir>/eval/<name>/kb``: reused when the corpus and the build
-    settings are unchanged, else built from scratch. Returns its config and what was done."""
+    settings are unchanged, else built from scratch. When only the keyword settings changed (or
+    the KB predates the keyword layer) and ``reindex`` is given, only the ``keywords`` stage runs.
+    Returns its config and what was done."""
     folder = Path(cache_dir) / "eval" / dataset.name
     folder.mkdir(parents=True, exist_ok=True)
     digest, paths = corpus_digest(dataset, folder)
     config = base.model_copy(update={"kb": base.kb.model_copy(update={"dir": folder / "kb"})})
-    stamp = {"corpus_sha256": digest, "settings": _build_settings(config)}
+    stamp = {"corpus_sha256": digest, "settings": _build_settings(config), "keywords": _keyword_settings(config)}
     stamp_file = folder / STAMP
-    if not rebuild and stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp and (folder / "kb").is_dir():
-        return config, f"reused KB {folder / 'kb'}"
+    old = json.loads(stamp_file.read_text()) if stamp_file.is_file() else None
+    if not rebuild and old is not None and (folder / "kb").is_dir():
+        if old == stamp:
+            return config, f"reused KB {folder / 'kb'}"
+        same_build = {k: old.get(k) for k in ("corpus_sha256", "settings")} == {k: stamp[k] for k in ("corpus_sha256", "settings")}
+        if same_build and reindex is not None:
+            summary = reindex(config, "keywords") if config.docgraph.keywords else "keyword layer off"
+            stamp_file.write_text(json.dumps(stamp))
+            return config, f"reused KB {folder / 'kb'}, keywords refreshed: {summary}"
     stamp_file.unlink(missing_ok=True)  # written again only once the new KB is complete
     shutil.rmtree(folder / "kb", ignore_errors=True)
     (folder / "kb").mkdir(parents=True)

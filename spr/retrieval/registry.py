@@ -7,7 +7,9 @@ evaluation harness all read :data:`RETRIEVERS`; a new strategy is one module and
 - ``questions``: the question bank alone (chunks whose latent questions match);
 - ``vector``: plain chunk embeddings, the traditional-RAG baseline;
 - ``bm25``: BM25 over chunk texts alone, the lexical baseline;
-- ``naive-kg``: every triple verbalized and vector-retrieved, the SPR-RAG paper's KG baseline.
+- ``naive-kg``: every triple verbalized and vector-retrieved, the SPR-RAG paper's KG baseline;
+- ``docgraph``: Document GraphRAG — a base mode's chunks expanded through the document graph
+  (UKS, ICS, IKS), de-duplicated, reranked, cut to the top k.
 
 Factories only wire objects; indexes and models load on first use.
 """
@@ -55,21 +57,44 @@ def _bm25(kb: Services) -> Retriever:
 
 def signals(kb: Services) -> list[Signal]:
     """Every signal of the fused stage (those weighted 0 in ``[retrieval]`` are not run)."""
+    from spr.retrieval.docgraph import DocumentGraph, ICSSignal, IKSSignal, UKSSignal
     from spr.retrieval.graph import GraphSignal
 
     bank = QuestionBankRetriever(kb.config.kb_dir, kb.embedder, kb.store)
-    return [_keyword(kb), _dense(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval)]
+    doc = DocumentGraph(kb.store, kb.config.docgraph)
+    return [
+        _keyword(kb), _dense(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
+        UKSSignal(doc), ICSSignal(doc), IKSSignal(doc),
+    ]
 
 
 def _hybrid(kb: Services) -> Retriever:
     c = kb.config.retrieval
-    weights = {"bm25": c.weight_bm25, "dense": c.weight_dense, "questions": c.weight_questions, "graph": c.weight_graph}
-    fused = FusedRetriever(kb.store, signals(kb), weights, rrf_k=c.rrf_k, depth=c.depth)
+    fused = FusedRetriever(kb.store, signals(kb), c.weights, rrf_k=c.rrf_k, depth=c.depth)
     if not c.rerank:
         return fused
     from spr.retrieval.rerank import LLMReranker
 
     return LLMReranker(fused, lambda: kb.llm, top_n=c.rerank_top_n)  # type: ignore[attr-defined]  # KnowledgeBase.llm
+
+
+def _docgraph(kb: Services) -> Retriever:
+    from spr.retrieval.docgraph import DocGraphRetriever, DocumentGraph
+
+    c = kb.config.docgraph
+    if mode_name(c.base) == "docgraph":
+        raise InputError("[docgraph] base must be another retrieval mode than docgraph")
+    judge = None
+    if c.rerank == "llm":
+        from spr.retrieval.relevance import LLMRelevance
+
+        relevance = LLMRelevance(lambda: kb.llm)  # type: ignore[attr-defined]  # KnowledgeBase.llm
+
+        def judge(question: str, texts: list[str]) -> list[float | None]:
+            return [j.score if j is not None else None for j in relevance.judge_all(question, texts)]
+
+    graph = DocumentGraph(kb.store, c)
+    return DocGraphRetriever(kb.store, kb.retriever(c.base), graph, _dense(kb).similarities, judge)
 
 
 def _dual(kb: Services) -> Retriever:
@@ -85,6 +110,7 @@ RETRIEVERS: dict[str, Callable[[Services], Retriever]] = {
     "vector": _vector,
     "bm25": _bm25,
     "naive-kg": naive_kg.make_retriever,
+    "docgraph": _docgraph,
 }
 MODES: tuple[str, ...] = tuple(RETRIEVERS)
 # Earlier names still accepted on input (not listed): "k" was the question bank's mode.

@@ -35,12 +35,20 @@ class DenseSignal:
             self._index = self._index()
         return self._index
 
-    def rank(self, question: str, depth: int) -> list[Ranked]:
+    def _checked(self) -> VectorIndex:
         if self.index.dimension != self.embedder.dimension:  # a KB built with another [embed] model
             raise StoreError(
                 f"the chunk index holds {self.index.dimension}-d vectors but {self.embedder.model_id.split(':')[1]} "
                 f"makes {self.embedder.dimension}-d ones; set [embed] model to the KB's embedder or run `policykb reindex chunks`"
             )
+        return self.index
+
+    def similarities(self, question: str, chunks: list[str]) -> dict[str, float]:
+        """Cosine of the question with each given chunk's best window (a reranker's dense score)."""
+        return self._checked().similarities(self.embedder.embed(question), chunks)
+
+    def rank(self, question: str, depth: int) -> list[Ranked]:
+        self._checked()
         best: dict[str, float] = {}
         for hit in self.index.search(self.embedder.embed(question), depth * _OVERFETCH)[0]:
             best.setdefault(hit.id, hit.score)  # hits come best first: the first is the chunk's best window
