@@ -297,3 +297,16 @@ def test_expansions_as_fused_signals(act_kb):
     names = {name for e in result.evidence for name, _ in e.ranks}
     assert {"ics", "iks"} & names
     assert {"uks", "ics", "iks"} <= set(result.trace.timings_ms)
+
+
+def test_llm_keyword_backend_keeps_only_phrases_of_the_text():
+    """The 'llm' backend with the real tiny model: whatever it answers, only phrases that occur in
+    the text, of at most ``ngrams`` words, at most ``top`` of them, are kept."""
+    from core.keywords import llm_keywords
+    from core.llm import LlamaCppLLM
+
+    text = "The Offshore Licensing Authority grants a storage permit before hydrogen is injected into a reservoir."
+    found = llm_keywords(LlamaCppLLM(cache=False), text, 3, 2)
+    assert len(found) <= 3
+    assert all(k.casefold() in text.casefold() and len(k.split()) <= 2 for k in found)
+    assert llm_keywords(LlamaCppLLM(cache=False), "   ", 3, 2) == []

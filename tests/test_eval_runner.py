@@ -125,6 +125,23 @@ def test_the_cached_kb_is_reused(sample_run, tmp_path):
     assert (tmp_path / "again" / "report.md").is_file()
 
 
+def test_changed_keyword_settings_refresh_only_the_keyword_layer(sample_run, tmp_path):
+    """A cached KB whose [docgraph] keyword settings changed is not re-ingested: the keywords
+    stage runs on it (docgraph then sees the new layer); without a reindex callable it is rebuilt."""
+    from kgpipeline.pipeline import reindex_summary
+
+    request, _, ingest, calls = sample_run
+    config = Config()
+    three = config.model_copy(update={"docgraph": config.docgraph.model_copy(update={"keywords_per_chunk": 3})})
+    settings = EvalSettings(systems=("docgraph",), answer="extractive", k=5, recall_ks=(5,))
+    fresh = EvalRequest(**{**request.__dict__, "out_dir": tmp_path / "kw", "plots": False, "settings": settings})
+    outcome = evaluate(three, fresh, ingest, reindex=reindex_summary)
+    assert len(calls) == 1 and "keywords refreshed" in outcome.kb_note and "keywords (" in outcome.kb_note
+    assert evaluate(three, fresh, ingest, reindex=reindex_summary).kb_note.startswith("reused KB") and len(calls) == 1
+    evaluate(config, fresh, ingest, reindex=reindex_summary)  # back to the defaults, for the other tests
+    assert len(calls) == 1
+
+
 def test_unknown_system_is_an_input_error(tmp_path):
     request = EvalRequest(dataset=str(SAMPLE), corpus=CORPUS, out_dir=tmp_path, settings=EvalSettings(systems=("nope",), answer="extractive", k=10, recall_ks=(2, 5, 10)))
     with pytest.raises(InputError, match="unknown system 'nope'"):
