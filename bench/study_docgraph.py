@@ -196,22 +196,26 @@ def _mean(values) -> float | None:
     return round(v, 4) if v is not None else None
 
 
-def run_system(retriever: Retriever, questions: Sequence[EvalQuestion], doc_of: dict[str, str], quotes: bool) -> SystemRun:
+def run_systems(retrievers: dict[str, Retriever], questions: Sequence[EvalQuestion], doc_of: dict[str, str],
+                quotes: bool) -> dict[str, SystemRun]:
+    """Every question through every system, the systems interleaved per question, so a load on the
+    (shared) machine falls on all systems alike; one warm-up search each first (indexes load)."""
     kmax = max(KS)
-    retriever.search(questions[0].question + " (warm-up)", kmax)  # indexes and models load here
-    scores: dict[int, dict[str, dict[str, float | None]]] = {k: {name: {} for name in METRICS} for k in KS}
-    ms: list[float] = []
-    returned: list[int] = []
+    for r in retrievers.values():
+        r.search(questions[0].question + " (warm-up)", kmax)
+    runs = {name: SystemRun({k: {x: {} for x in METRICS} for k in KS}, [], []) for name in retrievers}
     for q in questions:
-        t = time.perf_counter()
-        result: Retrieval = retriever.search(q.question, kmax)
-        ms.append((time.perf_counter() - t) * 1000)
-        chunks = [(doc_of.get(e.chunk.document, ""), e.chunk.text) for e in result.evidence if e.kind == "chunk" and e.chunk]
-        returned.append(len(chunks))
-        for k in KS:
-            for name, v in score(q, chunks, k, quotes).items():
-                scores[k][name][q.id] = v
-    return SystemRun(scores, ms, returned)
+        for name, r in retrievers.items():
+            t = time.perf_counter()
+            result: Retrieval = r.search(q.question, kmax)
+            run = runs[name]
+            run.ms.append((time.perf_counter() - t) * 1000)
+            chunks = [(doc_of.get(e.chunk.document, ""), e.chunk.text) for e in result.evidence if e.kind == "chunk" and e.chunk]
+            run.returned.append(len(chunks))
+            for k in KS:
+                for metric, v in score(q, chunks, k, quotes).items():
+                    run.scores[k][metric][q.id] = v
+    return runs
 
 
 # --- systems ----------------------------------------------------------------------------------------------
@@ -312,13 +316,12 @@ def study_set(name: str, ds: EvalDataset, args: argparse.Namespace) -> dict:
             if setting.is_default:
                 info["registry_check"] = registry_check(kb, ds.questions)
             out["kb"][setting.label] = info
-            runs: dict[str, SystemRun] = {}
-            for label, make in systems_for(kb, setting).items():
-                t = time.perf_counter()
-                runs[label] = run_system(make(), ds.questions, doc_of, quotes)
-                s = runs[label].summary()
-                log(f"[{name}] {setting.label} · {label}: R@10 {s['k10']['R']} MRR@10 {s['k10']['MRR']} "
-                    f"p50 {s['p50_ms']} ms ({time.perf_counter() - t:.0f} s)")
+            t = time.perf_counter()
+            runs = run_systems({label: make() for label, make in systems_for(kb, setting).items()}, ds.questions, doc_of, quotes)
+            log(f"[{name}] {setting.label}: {len(runs)} systems in {time.perf_counter() - t:.0f} s")
+            for label, r in runs.items():
+                s = r.summary()
+                log(f"    {label}: R@10 {s['k10']['R']} MRR@10 {s['k10']['MRR']} p50 {s['p50_ms']} ms")
             out["results"][setting.label] = {label: r.summary() for label, r in runs.items()}
             if setting.is_default:
                 out["significance"] = significance(runs)

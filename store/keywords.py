@@ -100,15 +100,18 @@ def _values(name: str, iris: Iterable[str]) -> str:
 def chapter_chunks(store: RDFStore, seeds: Iterable[str], up: int = 0) -> list[tuple[str, int, str, int]]:
     """(seed, its start offset, other chunk, its start offset) for every chunk in the seed's
     section — or, with ``up`` = n, in the section n levels above it (its chapter) — seeds
-    themselves left out."""
+    themselves left out. A seed of a document without sections has the document's other chunks."""
     seeds = [s for s in seeds if s]
     if not seeds:
         return []
     path = "/".join([f"<{PKB}inSection>"] + [f"<{PKB}sectionOf>"] * up)
-    # The node n levels up must be a section, not the document (a tree shallower than n).
+    part = f"<{PKB}partOfDocument>"
+    # The node n levels up must be a section, not the document (a tree shallower than n gives none).
     rows = store.select(
-        f"SELECT ?seed ?at ?c ?start WHERE {{ {_values('seed', seeds)} ?seed {path} ?s ; <{PKB}startOffset> ?at . "
-        f"?s a <{PKB}Section> . ?c {path} ?s ; <{PKB}startOffset> ?start . FILTER(?c != ?seed) }}"
+        f"SELECT ?seed ?at ?c ?start WHERE {{ {_values('seed', seeds)} ?seed <{PKB}startOffset> ?at . "
+        f"{{ ?seed {path} ?s . ?s a <{PKB}Section> . ?c {path} ?s }} UNION "
+        f"{{ ?seed {part} ?d . FILTER NOT EXISTS {{ ?seed <{PKB}inSection> ?any }} ?c {part} ?d }} "
+        f"?c <{PKB}startOffset> ?start . FILTER(?c != ?seed) }}"
     ).rows
     return [(r["seed"].value, int(r["at"].value), r["c"].value, int(r["start"].value)) for r in rows]  # type: ignore[union-attr]
 

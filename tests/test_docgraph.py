@@ -310,3 +310,29 @@ def test_llm_keyword_backend_keeps_only_phrases_of_the_text():
     assert len(found) <= 3
     assert all(k.casefold() in text.casefold() and len(k.split()) <= 2 for k in found)
     assert llm_keywords(LlamaCppLLM(cache=False), "   ", 3, 2) == []
+
+
+def test_ics_in_a_document_without_sections_returns_its_other_chunks(tmp_path):
+    """A plain-text record (an article of a JSONL corpus) has no section tree: its chapter is the
+    document itself, so ICS gives the document's other chunks."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    sentence = "the operator shall keep the monitoring records of the storage site for ten years. "
+    (corpus / "records.jsonl").write_text(
+        '{"id": "art-9", "title": "Article 9", "text": "' + (sentence * 40) + '"}\n'
+        + '{"id": "art-10", "title": "Article 10", "text": "Member States appoint an inspector."}\n',
+        encoding="utf-8",
+    )
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "policykb.toml").write_text("[ingest]\nchunk_tokens = 64\nmin_chunk_tokens = 16\n", encoding="utf-8")
+    ingest_paths(load_config(kb_dir=kb), [corpus])
+    with KnowledgeBase.open(kb) as opened:
+        units = read_units(opened.store)
+        by_doc: dict[str, list[str]] = {}
+        for u in units:
+            by_doc.setdefault(u.document, []).append(u.iri)
+        long_doc = max(by_doc.values(), key=len)
+        assert len(long_doc) >= 3
+        found = {s.chunk for s in DocumentGraph(opened.store, DocGraphConfig(fanout=50)).ics([Scored(long_doc[0], 1.0)])}
+        assert found == set(long_doc) - {long_doc[0]}
