@@ -407,6 +407,30 @@ class DocGraphConfig(_Section):
     rerank_dense_weight: float = Field(0.7, ge=0.0, le=1.0, description="offline rerank: weight of the cosine (the rest is lexical).")
 
 
+class CommunitiesConfig(_Section):
+    """Hierarchical communities with reports (EGD GraphRAG): the stages ``communities`` and
+    ``reports``, and the modes ``community``, ``entity``, ``local`` and ``global``."""
+
+    build: bool = Field(True, description="Build communities and their reports after ingest (stages 'communities', 'reports').")
+    seed: int = Field(42, description="Random seed of the Leiden runs (reruns give the same communities).")
+    resolution: float = Field(1.0, gt=0.0, description="Leiden resolution (modularity); higher gives smaller communities.")
+    max_cluster_size: int = Field(
+        10, ge=2, description="A community larger than this is split again at the next level (Microsoft GraphRAG's 10)."
+    )
+    max_levels: int = Field(3, ge=1, le=6, description="Levels of the hierarchy at most (level 0 = the top partition).")
+    comention_weight: float = Field(0.25, ge=0.0, le=1.0, description="Edge weight of two entities mentioned in one chunk (relations weigh 1).")
+    comention_max_entities: int = Field(50, ge=2, description="Chunks with more entities add no co-mention edges.")
+    reports: Literal["extractive", "llm"] = Field(
+        "extractive", description="'extractive' = central members, top relations, key sentences, no model; 'llm' = the [llm] model."
+    )
+    findings: int = Field(5, ge=1, le=20, description="Findings per report (and maxItems for the LLM).")
+    min_size: int = Field(2, ge=1, description="Communities with fewer members get no report.")
+    level: int = Field(0, ge=0, le=5, description="community/entity modes: the hierarchy level whose reports are retrieved.")
+    top_entities: int = Field(10, ge=1, le=100, description="entity mode: top-n entities by cosine (the paper: 10 and 15).")
+    local_tokens: int = Field(8000, ge=500, description="local mode: token budget of entities, relations and chunks in the context.")
+    global_batch_tokens: int = Field(3000, ge=500, description="global mode: tokens of reports per map call.")
+
+
 class EvalConfig(_Section):
     """The evaluation harness (`policykb eval`): data, cache, systems compared and their shared budget."""
 
@@ -437,6 +461,7 @@ class Config(_Section):
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
     docgraph: DocGraphConfig = DocGraphConfig()
+    communities: CommunitiesConfig = CommunitiesConfig()
     eval: EvalConfig = EvalConfig()
 
     @property

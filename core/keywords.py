@@ -3,7 +3,7 @@ Uninformed Keyword Search over the question (``spr.retrieval.docgraph``): both m
 
 YAKE (Campos et al., 2020) scores candidate phrases of one text by statistics of that text alone
 (casing, position, frequency, spread, context diversity): no model, no corpus, deterministic.
-Backends: ``yake-rust`` (the default; a compiled port, about 3.7× faster here) and ``yake`` (the
+Backends: ``yake-rust`` (the default; a compiled port, 3.7–6.4× faster here) and ``yake`` (the
 reference implementation) agree exactly on 72–78% of chunks (500 EGD, 300 EU-law articles) and share at least
 3 of 5 keywords on all; they differ in de-duplicating near-identical phrases, where yake-rust
 drops a plural ("data subjects" beside "data subject") that the reference keeps
