@@ -92,6 +92,12 @@ def _weights(config: Config, tracker: UsageTracker | None, llm_cache: bool | Non
     return weights_stage(config, tracker, llm_cache)
 
 
+def _communities(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.derived.communities import make_stage  # hierarchical Leiden communities (EGD GraphRAG)
+
+    return make_stage(config, tracker, llm_cache)
+
+
 def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
     from kgpipeline.derived.questions import questions_stage  # the question bank K
 
@@ -106,25 +112,34 @@ STAGES: dict[str, StageFactory] = {
     "sentences": _sentences,
     "entities": _entities,
     "weights": _weights,
+    "communities": _communities,
     "questions": _questions,
 }
+
+
+def enabled_stages(config: Config) -> list[str]:
+    """The stages an ingest runs, in order. The question bank is built on request only
+    (`[questions] build`, or `reindex questions`); sentence embeddings unless `[answer]
+    precompute_sentences` is off; keywords, communities and reports unless their section's switch is."""
+    optional = {
+        "questions": config.questions.build,
+        "sentences": config.answer.precompute_sentences,
+        "keywords": config.docgraph.keywords,
+        "communities": config.communities.build,
+        "reports": config.communities.build,
+    }
+    return [n for n in STAGES if optional.get(n, True)]
 
 
 def derived_stages(
     config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None, only: str | None = None
 ) -> list[DerivedStage]:
+    """The stages an ingest runs (:func:`enabled_stages`), or the one named ``only``."""
     from core.errors import InputError
 
     if only is not None and only not in STAGES:
         raise InputError(f"unknown index {only!r}; known: {', '.join(STAGES) or 'none'}")
-    # The question bank is built on request only (`[questions] build`, or `reindex questions`);
-    # sentence embeddings unless `[answer] precompute_sentences` is off; keywords unless `[docgraph] keywords` is.
-    optional = {
-        "questions": config.questions.build,
-        "sentences": config.answer.precompute_sentences,
-        "keywords": config.docgraph.keywords,
-    }
-    names = [only] if only else [n for n in STAGES if optional.get(n, True)]
+    names = [only] if only else enabled_stages(config)
     return [STAGES[name](config, tracker, llm_cache) for name in names]
 
 
@@ -154,8 +169,12 @@ def ingest_summary(config: Config, paths: Sequence[Path]) -> str:
 
 def reindex_summary(config: Config, name: str) -> str:
     """Run one derived stage on the configured KB; its summary line (the ``reindex`` callable of
-    ``spr.eval``: a changed keyword setting refreshes the keyword layer of a cached KB)."""
+    ``spr.eval``: a changed keyword setting refreshes the keyword layer of a cached KB). A stage
+    switched off in the config is not run."""
     from store.open import open_store
+
+    if name in STAGES and name not in enabled_stages(config):
+        return "off in the config"
 
     store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri)
     try:

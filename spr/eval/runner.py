@@ -61,25 +61,34 @@ def _build_settings(config: Config) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _keyword_settings(config: Config) -> str:
-    """The [docgraph] settings the keyword layer depends on (a cheap stage: refreshed, not rebuilt)."""
-    c = config.docgraph
-    parts = [c.keywords, c.keyword_backend, c.keywords_per_chunk, c.keyword_ngrams, c.keyword_dedup, c.language]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+def _refreshable(config: Config) -> dict[str, str]:
+    """Derived stages cheap enough to refresh on a cached KB instead of rebuilding it, in run
+    order, each with the digest of the settings it depends on."""
+    d, c = config.docgraph, config.communities
+    parts = {
+        "keywords": [d.keywords, d.keyword_backend, d.keywords_per_chunk, d.keyword_ngrams, d.keyword_dedup, d.language],
+        "communities": [c.build, c.seed, c.resolution, c.max_cluster_size, c.max_levels, c.comention_weight, c.comention_max_entities],
+        "reports": [c.build, c.reports, c.findings, c.min_size, config.llm.model_path if c.reports == "llm" else ""],
+    }
+    return {name: hashlib.sha256(json.dumps(v).encode()).hexdigest()[:16] for name, v in parts.items()}
+
+
+# A refreshed stage makes these stale too.
+_DEPENDENTS = {"communities": ("reports",)}
 
 
 def prepare_kb(
     dataset: EvalDataset, base: Config, cache_dir: Path, ingest: Ingest, *, rebuild: bool = False, reindex: Reindex | None = None
 ) -> tuple[Config, str]:
     """The dataset's KB in ``<cache_dir>/eval/<name>/kb``: reused when the corpus and the build
-    settings are unchanged, else built from scratch. When only the keyword settings changed (or
-    the KB predates the keyword layer) and ``reindex`` is given, only the ``keywords`` stage runs.
-    Returns its config and what was done."""
+    settings are unchanged, else built from scratch. When only the settings of cheap derived
+    stages changed (keywords, communities, reports; or the KB predates them) and ``reindex`` is
+    given, only those stages run. Returns its config and what was done."""
     folder = Path(cache_dir) / "eval" / dataset.name
     folder.mkdir(parents=True, exist_ok=True)
     digest, paths = corpus_digest(dataset, folder)
     config = base.model_copy(update={"kb": base.kb.model_copy(update={"dir": folder / "kb"})})
-    stamp = {"corpus_sha256": digest, "settings": _build_settings(config), "keywords": _keyword_settings(config)}
+    stamp = {"corpus_sha256": digest, "settings": _build_settings(config), "derived": _refreshable(config)}
     stamp_file = folder / STAMP
     old = json.loads(stamp_file.read_text()) if stamp_file.is_file() else None
     if not rebuild and old is not None and (folder / "kb").is_dir():
@@ -87,9 +96,12 @@ def prepare_kb(
             return config, f"reused KB {folder / 'kb'}"
         same_build = {k: old.get(k) for k in ("corpus_sha256", "settings")} == {k: stamp[k] for k in ("corpus_sha256", "settings")}
         if same_build and reindex is not None:
-            summary = reindex(config, "keywords") if config.docgraph.keywords else "keyword layer off"
+            stale = {n for n, h in stamp["derived"].items() if (old.get("derived") or {}).get(n) != h}
+            stale |= {d for n in list(stale) for d in _DEPENDENTS.get(n, ())}
+            names = [n for n in stamp["derived"] if n in stale]
+            summaries = [f"{n}: {reindex(config, n)}" for n in names]
             stamp_file.write_text(json.dumps(stamp))
-            return config, f"reused KB {folder / 'kb'}, keywords refreshed: {summary}"
+            return config, f"reused KB {folder / 'kb'}, refreshed " + "; ".join(summaries)
     stamp_file.unlink(missing_ok=True)  # written again only once the new KB is complete
     shutil.rmtree(folder / "kb", ignore_errors=True)
     (folder / "kb").mkdir(parents=True)
