@@ -33,7 +33,7 @@ the context — the context is exactly the top k, so it equals Recall@k here) an
 of the gold answer's tokens in the context, best gold answer). Per-question wall time of each
 system (one k = 20 search) is reported as p50 / p95 ms, with the question's embedding computed
 beforehand for every system alike (its own p50 is reported per KB); the machine may be shared, so
-read the times as ratios between systems. Paired
+read the times as ratios between systems. ``OMP_NUM_THREADS`` defaults to 1 here (see below). Paired
 Wilcoxon tests (Benjamini-Hochberg within a set) compare docgraph with vector and hybrid at the
 default point.
 
@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -53,6 +54,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+# One OpenMP thread unless told otherwise, set before igraph and torch load: on a small shared machine
+# igraph's OpenMP PageRank (the hybrid's graph signal) swings between 2 and 400 ms for the same call
+# with the default thread count, and the study's times would measure that contention.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -398,6 +403,7 @@ def main() -> int:
     started = time.perf_counter()
     out: dict = {
         "command": "bench/study_docgraph.py " + " ".join(sys.argv[1:]), "embed": args.embed, "seed": args.seed,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "grid": {"chunk_tokens": CHUNKS, "keywords_per_chunk": KEYWORDS, "k": KS},
         "default_point": {"chunk_tokens": DEFAULT_CHUNK, "keywords_per_chunk": DEFAULT_KEYWORDS, "k": DEFAULT_K},
         "design": "one parameter varied at a time around the default point; top-k on every configuration",

@@ -98,6 +98,12 @@ def _communities(config: Config, tracker: UsageTracker | None, llm_cache: bool |
     return make_stage(config, tracker, llm_cache)
 
 
+def _reports(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.derived.reports import make_stage  # community reports + entity descriptions, embedded
+
+    return make_stage(config, tracker, llm_cache)
+
+
 def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
     from kgpipeline.derived.questions import questions_stage  # the question bank K
 
@@ -113,6 +119,7 @@ STAGES: dict[str, StageFactory] = {
     "entities": _entities,
     "weights": _weights,
     "communities": _communities,
+    "reports": _reports,
     "questions": _questions,
 }
 

@@ -16,7 +16,9 @@ Generic keywords would flood IKS/UKS (the paper's own future work): a keyword fo
 chunks — those sharing the most (rarest) keywords with the seeds. Candidates are then de-duplicated
 by chunk IRI, reranked — offline: ``w`` × cosine(question, chunk vector) + (1 − w) × lexical
 overlap; or by the [llm] model's 1–10 score (:mod:`spr.retrieval.relevance`), the offline score
-standing in where its answer is invalid — and cut to the top ``k`` (the pass condition).
+standing in where its answer is invalid — and cut to the top ``k`` (the pass condition). The
+base's top ``k`` (not only its ``initial_k`` seeds) are candidates too, so the pool never holds
+fewer chunks than the base mode alone would return.
 
 In the fused stage (mode ``hybrid``) the expansions are signals too: ``uks`` ranks with the first
 stage, ``ics`` and ``iks`` after it from the fused top chunks (``[retrieval] weight_uks`` ...).
@@ -226,7 +228,9 @@ class DocGraphRetriever(Retriever):
     def search(self, question: str, k: int) -> Retrieval:
         c = self.graph.config
         started = time.perf_counter()
-        first = self.base.search(question, c.initial_k)
+        # The base's top k all stay candidates (the pass condition then never has fewer than the
+        # base would give); its top initial_k seed the expansions.
+        first = self.base.search(question, max(c.initial_k, k))
         timings = dict(first.trace.timings_ms)
         notes = [first.trace.note] if first.trace.note else []
         found: dict[str, list[tuple[str, int]]] = {}
@@ -235,14 +239,16 @@ class DocGraphRetriever(Retriever):
             for rank, s in enumerate(items, 1):
                 found.setdefault(s.chunk, []).append((name, rank))
 
-        initial = [Scored(e.chunk.iri, e.score) for e in first.evidence if e.chunk is not None]
-        add(self.base.name, initial)
+        pool = [Scored(e.chunk.iri, e.score) for e in first.evidence if e.chunk is not None]
+        add(self.base.name, pool)
+        initial = pool[: c.initial_k]
         if (c.uks or c.iks) and not kw.has_keywords(self.store):
             notes.append("no keyword layer in this KB: UKS and IKS skipped (run `policykb reindex keywords`)")
         else:
             if c.uks:
                 t = time.perf_counter()
-                uks = [s for s in self.graph.uks(question) if s.chunk not in found][: c.initial_k]
+                seeded = {s.chunk for s in initial}
+                uks = [s for s in self.graph.uks(question) if s.chunk not in seeded][: c.initial_k]
                 add("uks", uks)
                 initial += uks
                 timings["uks"] = elapsed_ms(t)
