@@ -36,8 +36,9 @@ from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample  # noqa: E402
 from spr.eval.runner import document_ids, prepare_kb, resolve_contexts  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
-from spr.retrieval.fusion import is_second_stage, reciprocal_rank_fusion  # noqa: E402
+from spr.retrieval.fusion import Ranked, is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
+from spr.retrieval.rescore import rescore  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
 
@@ -81,6 +82,7 @@ def main() -> int:
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed}),
         "questions": config.questions.model_copy(update={"build": args.question_bank}),
+        "communities": config.communities.model_copy(update={"build": False}),  # no mode here reads them
     })
     cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}"
     t0 = time.perf_counter()
@@ -119,12 +121,11 @@ def main() -> int:
         variants["hybrid, graph from entities only"] = {**weights, "graph": 0.0, "graph-entities": weights["graph"]}
         for spec in args.variant:
             variants[spec] = {k: float(v) for k, v in (part.split("=") for part in spec.split(","))}
-        for label, w in variants.items():
+        def score(label: str, lists: list[list[str]]) -> None:
             scores: dict[str, list[float]] = {}
-            for q, ranks in zip(questions, rankings, strict=True):
+            for q, fused in zip(questions, lists, strict=True):
                 if not q.answerable:
                     continue
-                fused = [f.chunk for f in reciprocal_rank_fusion(ranks, w, c.rrf_k)]
                 docs = m.dedupe(doc_id.get(ch, "") for ch in fused)
                 for k in KS:
                     if q.gold_contexts and args.set in DEV_SETS:  # other sets' contexts are generated, not quotes
@@ -133,6 +134,28 @@ def main() -> int:
                     if q.gold_passage_ids:
                         scores.setdefault(f"R@{k}", []).append(m.recall_at_k(docs, q.gold_passage_ids, k) or 0.0)
             systems[label] = {key: round(sum(v) / len(v), 3) for key, v in scores.items() if v}
+
+        fused_lists = {
+            label: [[f.chunk for f in reciprocal_rank_fusion(ranks, w, c.rrf_k)] for ranks in rankings]
+            for label, w in variants.items()
+        }
+        for label, lists in fused_lists.items():
+            score(label, lists)
+        # The offline rescoring of [retrieval] rescore over the top rescore_top_n (spr.retrieval.rescore).
+        dense = next(s for s in sigs if s.name == "dense")
+        for base in ("hybrid", "dense"):
+            rescored, blended = [], []
+            for q, fused in zip(questions, fused_lists[base], strict=True):
+                top = fused[: c.rescore_top_n]
+                scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], dense.similarities, c.rescore_dense_weight)
+                order = [top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))]
+                rescored.append(order + fused[c.rescore_top_n :])
+                # a variant: the rescored order fused with the first-stage order (RRF, equal weights)
+                both = {"first": [Ranked(ch, 0.0) for ch in top], "rescore": [Ranked(ch, 0.0) for ch in order]}
+                blended.append([f.chunk for f in reciprocal_rank_fusion(both, {"first": 1.0, "rescore": 1.0}, c.rrf_k)] + fused[c.rescore_top_n :])
+            name = "vector" if base == "dense" else base
+            score(f"{name} + rescore", rescored)
+            score(f"{name} + rescore, RRF", blended)
 
         latency: dict[str, dict[str, float]] = {}
         if args.latency:

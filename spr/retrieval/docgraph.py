@@ -14,8 +14,8 @@ three expansions walk it with SPARQL (:mod:`store.keywords`):
 Generic keywords would flood IKS/UKS (the paper's own future work): a keyword found in more than
 ``max_keyword_share`` of the KB's chunks is not followed, and one keyword adds at most ``fanout``
 chunks — those sharing the most (rarest) keywords with the seeds. Candidates are then de-duplicated
-by chunk IRI, reranked — offline: ``w`` × cosine(question, chunk vector) + (1 − w) × lexical
-overlap; or by the [llm] model's 1–10 score (:mod:`spr.retrieval.relevance`), the offline score
+by chunk IRI, reranked — offline (:mod:`spr.retrieval.rescore`: ``w`` × cosine(question, chunk
+vector) + (1 − w) × lexical overlap); or by the [llm] model's 1–10 score (:mod:`spr.retrieval.relevance`), the offline score
 standing in where its answer is invalid — and cut to the top ``k`` (the pass condition). The
 base's top ``k`` (not only its ``initial_k`` seeds) are candidates too, so the pool never holds
 fewer chunks than the base mode alone would return.
@@ -33,12 +33,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.config import DocGraphConfig
-from core.errors import ModelError, StoreError
+from core.errors import ModelError
 from core.keywords import guess_language, make_extractor
-from spr.lexical import lexical_scores
 from spr.records import Evidence, Retrieval, Trace
 from spr.retrieval.base import Retriever, chunk_refs, elapsed_ms
 from spr.retrieval.fusion import Fused, Ranked, fused_evidence
+from spr.retrieval.rescore import Cosines, rescore
 from store import keywords as kw
 from store.base import RDFStore
 
@@ -201,9 +201,9 @@ class IKSSignal(_Expansion):
 class DocGraphRetriever(Retriever):
     """Base chunks + UKS, then ICS and IKS from them; de-duplicated, reranked, the top ``k`` kept.
 
-    ``vectors``: chunk IRIs → cosine with the question (the offline reranker's dense half), or
-    None when the KB has no chunk vectors (then lexical overlap alone). ``judge``: the LLM
-    relevance scorer when ``[docgraph] rerank = "llm"``.
+    ``vectors``: chunk IRIs → cosine with the question (the offline reranker's dense half, weight
+    ``dense_weight``), or None (then lexical overlap alone). ``judge``: the LLM relevance scorer
+    when ``[docgraph] rerank = "llm"``.
     """
 
     name = "docgraph"
@@ -213,14 +213,17 @@ class DocGraphRetriever(Retriever):
         store: RDFStore,
         base: Retriever,
         graph: DocumentGraph,
-        vectors: Callable[[str, list[str]], dict[str, float]] | None,
+        vectors: Cosines | None,
         judge: Callable[[str, list[str]], list[float | None]] | None = None,
+        *,
+        dense_weight: float = 0.7,
     ):
         self.store = store
         self.base = base
         self.graph = graph
         self.vectors = vectors
         self.judge = judge
+        self.dense_weight = dense_weight
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -277,21 +280,10 @@ class DocGraphRetriever(Retriever):
         return Retrieval(tuple(evidence), trace)
 
     def _rerank(self, question: str, candidates: list[str]) -> tuple[list[float], str]:
-        """Offline scores in [0, 1] (cosine clipped at 0), replaced by the LLM's where it judged."""
-        w = self.graph.config.rerank_dense_weight
+        """Offline scores (:func:`spr.retrieval.rescore.rescore`), replaced by the LLM's where it judged."""
         refs = chunk_refs(self.store, candidates)
         texts = [refs[c].text if c in refs else "" for c in candidates]
-        lexical = lexical_scores(question, texts)
-        note = ""
-        cosine: dict[str, float] = {}
-        if self.vectors is not None:
-            try:
-                cosine = self.vectors(question, candidates)
-            except StoreError as exc:  # no chunk vectors in this KB: the lexical half alone
-                note, w = f"rerank by lexical overlap only: {exc}", 0.0
-        else:
-            w = 0.0
-        scores = [w * max(0.0, cosine.get(ch, 0.0)) + (1 - w) * lex for ch, lex in zip(candidates, lexical, strict=True)]
+        scores, note = rescore(question, candidates, texts, self.vectors, self.dense_weight)
         if self.judge is not None:
             try:
                 judged = self.judge(question, texts)

@@ -70,7 +70,11 @@ def signals(kb: Services) -> list[Signal]:
 
 def _hybrid(kb: Services) -> Retriever:
     c = kb.config.retrieval
-    fused = FusedRetriever(kb.store, signals(kb), c.weights, rrf_k=c.rrf_k, depth=c.depth)
+    fused: Retriever = FusedRetriever(kb.store, signals(kb), c.weights, rrf_k=c.rrf_k, depth=c.depth)
+    if c.rescore:
+        from spr.retrieval.rescore import OfflineReranker
+
+        fused = OfflineReranker(fused, _dense(kb).similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight)
     if not c.rerank:
         return fused
     from spr.retrieval.rerank import LLMReranker
@@ -94,7 +98,9 @@ def _docgraph(kb: Services) -> Retriever:
             return [j.score if j is not None else None for j in relevance.judge_all(question, texts)]
 
     graph = DocumentGraph(kb.store, c)
-    return DocGraphRetriever(kb.store, kb.retriever(c.base), graph, _dense(kb).similarities, judge)
+    return DocGraphRetriever(
+        kb.store, kb.retriever(c.base), graph, _dense(kb).similarities, judge, dense_weight=kb.config.retrieval.rescore_dense_weight
+    )
 
 
 def _dual(kb: Services) -> Retriever:

@@ -1,0 +1,80 @@
+"""Offline reranking of a first stage's top candidates: no model call, ~15–25 ms for 20–50 chunks.
+
+Each candidate is scored against the question by ``w`` × the cosine of the question and the
+chunk's best stored window vector (clipped at 0) + (1 − w) × rarity-weighted word overlap
+(:func:`spr.lexical.lexical_scores`). Rank fusion decides *which* chunks are candidates well, but
+it ranks by position in each signal, not by how well a chunk matches; this rescoring puts the
+closest matches first. Measured (README "Retrieval"): over `hybrid`'s top 20 it raised R@5 on
+HotpotQA, SQuAD and the EU-law dev set. It is the last step of mode ``docgraph`` and, with
+``[retrieval] rescore``, of ``hybrid`` (and so of ``dual``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from core.errors import StoreError
+from spr.lexical import lexical_scores
+from spr.records import Evidence, Retrieval
+from spr.retrieval.base import Retriever, elapsed_ms
+
+Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs) -> cosine per chunk
+
+
+def offline_scores(question: str, texts: Sequence[str], cosines: Sequence[float | None], dense_weight: float) -> list[float]:
+    """Scores in [0, 1]: ``dense_weight`` × max(0, cosine) + the rest × lexical overlap; a
+    candidate without a cosine (None) gets the lexical part alone, scaled to the whole range.
+
+    >>> offline_scores("penalty for late registration", ["the penalty for late registration", "wind farms"], [0.5, 0.5], 0.5)
+    [0.75, 0.25]
+    """
+    lexical = lexical_scores(question, list(texts))
+    out = []
+    for lex, cos in zip(lexical, cosines, strict=True):
+        out.append(lex if cos is None else dense_weight * max(0.0, cos) + (1 - dense_weight) * lex)
+    return out
+
+
+def rescore(question: str, chunks: Sequence[str], texts: Sequence[str], cosines: Cosines | None, dense_weight: float) -> tuple[list[float], str]:
+    """:func:`offline_scores` of the candidates, fetching their cosines; a KB without chunk
+    vectors (:class:`StoreError`) falls back to the lexical part, and the note says so."""
+    note = ""
+    cos: dict[str, float] = {}
+    if cosines is not None:
+        try:
+            cos = cosines(question, list(chunks))
+        except StoreError as exc:
+            note = f"rescored by word overlap only: {exc}"
+    return offline_scores(question, texts, [cos.get(c) for c in chunks], dense_weight), note
+
+
+class OfflineReranker(Retriever):
+    """``inner``'s first ``top_n`` (at least ``k``) candidates, reordered by :func:`rescore`; each
+    keeps its first-stage ranks and gains ``("rescore", r)``. The name stays the inner one's."""
+
+    def __init__(self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7):
+        if top_n < 1:
+            raise ValueError("top_n must be at least 1")
+        self.inner = inner
+        self.name = inner.name
+        self.cosines = cosines
+        self.top_n = top_n
+        self.dense_weight = dense_weight
+
+    def retrieve(self, question: str, k: int) -> list[Evidence]:
+        return list(self.search(question, k).evidence)
+
+    def search(self, question: str, k: int) -> Retrieval:
+        first = self.inner.search(question, max(k, self.top_n))
+        started = time.perf_counter()
+        candidates = [e for e in first.evidence if e.chunk is not None]
+        scores, note = rescore(question, [e.chunk.iri for e in candidates], [e.text for e in candidates], self.cosines, self.dense_weight)  # type: ignore[union-attr]
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:k]
+        evidence = tuple(
+            replace(candidates[i], score=scores[i], ranks=(*candidates[i].ranks, ("rescore", r))) for r, i in enumerate(order, 1)
+        )
+        timings = {**dict(first.trace.timings_ms), "rescore": elapsed_ms(started)}
+        notes = "; ".join(n for n in (first.trace.note, note) if n)
+        return Retrieval(evidence, replace(first.trace, note=notes, timings_ms=timings))
