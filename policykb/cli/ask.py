@@ -17,7 +17,7 @@ from policykb.cli.app import AppContext, one_line_errors
 
 @click.command()
 @click.argument("question")
-@click.option("--mode", help="Retrieval: dual (default), hybrid (fused text), spr (triples), questions (question bank), vector (plain chunks), bm25, naive-kg, docgraph (document graph).")
+@click.option("--mode", help="Retrieval: dual (default), hybrid (fused text), spr (triples), questions (question bank), vector (plain chunks), bm25, naive-kg, docgraph (document graph), community, entity, local, global.")
 @click.option("--answer", "kind", type=click.Choice(["extractive", "llm"]), help="extractive (no LLM, default) or llm.")
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), help="Text chunks to retrieve (default: [answer] k).")
 @click.option("--explain", is_flag=True, help="Also show the parse, linked entities, SPARQL, triples and chunks.")

@@ -9,7 +9,11 @@ evaluation harness all read :data:`RETRIEVERS`; a new strategy is one module and
 - ``bm25``: BM25 over chunk texts alone, the lexical baseline;
 - ``naive-kg``: every triple verbalized and vector-retrieved, the SPR-RAG paper's KG baseline;
 - ``docgraph``: Document GraphRAG — a base mode's chunks expanded through the document graph
-  (UKS, ICS, IKS), de-duplicated, reranked, cut to the top k.
+  (UKS, ICS, IKS), de-duplicated, reranked, cut to the top k;
+- ``community`` / ``entity``: EGD GraphRAG — top-k community reports by cosine / the reports of the
+  communities of the top-n entities, with their descriptions (no LLM call);
+- ``local`` / ``global``: Microsoft GraphRAG's baselines — entities, relations and chunks within a
+  token budget / a map over every report of a level by the LLM (calls and tokens counted).
 
 Factories only wire objects; indexes and models load on first use.
 """
@@ -19,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.errors import InputError
-from spr.retrieval import naive_kg
+from spr.retrieval import community, local_global, naive_kg
 from spr.retrieval.base import Retriever, Services
 from spr.retrieval.dual import DualRetriever
 from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever
@@ -117,6 +121,10 @@ RETRIEVERS: dict[str, Callable[[Services], Retriever]] = {
     "bm25": _bm25,
     "naive-kg": naive_kg.make_retriever,
     "docgraph": _docgraph,
+    "community": community.make_community,
+    "entity": community.make_entity,
+    "local": local_global.make_local,
+    "global": local_global.make_global,
 }
 MODES: tuple[str, ...] = tuple(RETRIEVERS)
 # Earlier names still accepted on input (not listed): "k" was the question bank's mode.
