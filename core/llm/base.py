@@ -322,13 +322,14 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 
 def parse_json(text: str, *, model: str = "model", truncated: bool = False) -> Any:
-    """Parse model output as JSON, accepting one surrounding Markdown code fence."""
+    """Parse model output as JSON, accepting one surrounding Markdown code fence and raw line
+    breaks inside strings (small models write them; ``strict=False``)."""
     candidates = [text.strip()]
     if (fenced := _FENCE.search(text)) is not None:
         candidates.append(fenced.group(1))
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return json.loads(candidate, strict=False)
         except json.JSONDecodeError:
             continue
     why = " (output hit max_tokens)" if truncated else ""
