@@ -336,3 +336,16 @@ def test_ics_in_a_document_without_sections_returns_its_other_chunks(tmp_path):
         assert len(long_doc) >= 3
         found = {s.chunk for s in DocumentGraph(opened.store, DocGraphConfig(fanout=50)).ics([Scored(long_doc[0], 1.0)])}
         assert found == set(long_doc) - {long_doc[0]}
+
+
+def test_keyword_and_community_stages_can_be_turned_off():
+    from core.config import Config
+    from kgpipeline.pipeline import enabled_stages
+
+    config = Config()
+    assert {"keywords", "communities", "reports"} <= set(enabled_stages(config))
+    off = config.model_copy(update={
+        "docgraph": config.docgraph.model_copy(update={"keywords": False}),
+        "communities": config.communities.model_copy(update={"build": False}),
+    })
+    assert not {"keywords", "communities", "reports"} & set(enabled_stages(off))

@@ -22,6 +22,7 @@ from spr.retrieval.base import Retriever
 from spr.retrieval.fusion import FusedRetriever
 from spr.retrieval.registry import _hybrid
 from spr.retrieval.rerank import LLMReranker, rerank_prompt
+from spr.retrieval.rescore import OfflineReranker
 
 QUESTION = "How long does a company have to notify a personal data breach to the supervisory authority?"
 RELEVANT = (
@@ -95,10 +96,13 @@ def test_registry_wraps_hybrid_only_when_rerank_is_on(tmp_path):
     llm = NoLogprobsLLM("m")
     config = Config()
     services = SimpleNamespace(config=config, store=None, embedder=None, llm=llm)
+    default = _hybrid(services)  # the offline rescoring is on by default, the LLM reranker is not
+    assert isinstance(default, OfflineReranker) and isinstance(default.inner, FusedRetriever)
+    config.retrieval = RetrievalConfig(rescore=False)
     assert isinstance(_hybrid(services), FusedRetriever)
     config.retrieval = RetrievalConfig(rerank=True, rerank_top_n=7)
     wrapped = _hybrid(services)
-    assert isinstance(wrapped, LLMReranker) and isinstance(wrapped.inner, FusedRetriever)
+    assert isinstance(wrapped, LLMReranker) and isinstance(wrapped.inner, OfflineReranker)
     assert wrapped.name == "hybrid" and wrapped.top_n == 7
     with pytest.raises(ValueError):
         RetrievalConfig(rerank_top_n=51)

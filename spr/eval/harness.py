@@ -52,7 +52,7 @@ def evaluate(
     kb_config, kb_note = prepare_kb(dataset, config, cache, ingest, rebuild=request.rebuild, reindex=reindex)
     say(kb_note)
     with KnowledgeBase.open(kb_config) as kb:
-        judge = _judge(kb_config, kb) if request.judge else None
+        judge = _judge(kb_config, kb, dataset) if request.judge else None
         results = run(dataset, kb, request.settings, judge=judge, progress=progress)
     seconds = time.perf_counter() - started
     meta = {
@@ -73,13 +73,15 @@ def evaluate(
     return EvalOutcome(dataset.name, tuple(results), files, kb_note, seconds)
 
 
-def _judge(config: Config, kb):
+def _judge(config: Config, kb, dataset):
     from core.llm import make_llm
     from core.usage import UsageTracker
-    from spr.eval.judge import Judge
+    from spr.eval.rubric import RubricJudge
 
-    # Its own tracker: the judge's calls are not the evaluated systems' cost.
-    return Judge(make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=UsageTracker()), kb.embedder)
+    # Its own tracker: the judge's calls are not the evaluated systems' cost. The RAGAS-style judge
+    # plus the rubric (spr.eval.rubric), which finds each question's reference answers by its text.
+    references = {q.question: q.answers for q in dataset.questions if q.answers}
+    return RubricJudge(make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=UsageTracker()), kb.embedder, references)
 
 
 def summary_lines(outcome: EvalOutcome) -> Sequence[str]:

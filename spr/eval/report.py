@@ -10,7 +10,7 @@ from pathlib import Path
 
 from spr.eval import metrics as m
 from spr.eval.records import EvalSettings, QuestionResult
-from spr.eval.significance import Comparison, compare_all
+from spr.eval.significance import Comparison, compare_all, compare_to_baseline
 
 # (metric key, column title); a column appears when any system has a value for it
 RETRIEVAL = [("recall@{k}", "R@{k}"), ("quote_recall@{k}", "QR@{k}"), ("mrr@{K}", "MRR@{K}"), ("context_precision", "CtxP"), ("context_recall", "CtxR")]
@@ -29,6 +29,13 @@ JUDGED = [
     ("faithfulness", "Faith"), ("answer_relevance", "AnsRel"), ("context_relevance", "CtxRel"),
     ("citation_recall_judge", "CitR(judge)"), ("citation_precision_judge", "CitP(judge)"),
 ]
+# The rubric judge (spr.eval.rubric): four 1-4 criteria normalized to [0, 1], their mean, and the
+# reference-based scores, in one table with tokens per question and its own tests (vs the baseline).
+RUBRIC = [
+    ("comprehensiveness", "Compr"), ("diversity", "Divers"), ("directness", "Direct"), ("empowerment", "Empow"), ("rubric", "Rubric"),
+    ("answer_relevance", "AnsRel"), ("semantic_similarity", "SemSim"), ("factual_correctness", "FactCorr"),
+]
+RUBRIC_TITLE = "Rubric (judged alone, 1-4 → [0, 1], mean of 3 runs) and reference-based scores"
 LOWER_IS_BETTER = {"abstain_answerable"}
 
 
@@ -127,7 +134,7 @@ def _columns(spec: list[tuple[str, str]], settings: EvalSettings, summaries: Seq
 def column_titles(settings: EvalSettings) -> dict[str, str]:
     """Metric key → its column title in the report (the plots label bars with them)."""
     out = {}
-    for key, title in RETRIEVAL + ANSWERS + TRUST + JUDGED:
+    for key, title in RETRIEVAL + ANSWERS + TRUST + JUDGED + RUBRIC:
         for k in settings.recall_ks if "{k}" in key else (settings.k,):
             out[key.format(k=k, K=k)] = title.format(k=k, K=k)
     return out
@@ -183,15 +190,59 @@ def tables(results: Sequence[QuestionResult], settings: EvalSettings, summaries:
         ("Answers", answer_cols),
         ("Citations and abstention", _columns(TRUST, settings, summaries)),
         ("Judged (RAGAS definitions; CitR/CitP with the judge model as support check)", _columns(JUDGED, settings, summaries)),
+        (RUBRIC_TITLE, _columns(RUBRIC, settings, summaries)),
     ]
 
 
-def render_markdown(title: str, meta: Mapping[str, str], results: Sequence[QuestionResult], settings: EvalSettings, comparisons: Sequence[Comparison]) -> str:
+def rubric_metrics(results: Sequence[QuestionResult]) -> list[str]:
+    """The rubric table's metrics with a value in the run (each tested against the baseline)."""
+    present = {k for r in results for k, v in r.scores.items() if v is not None}
+    return [k for k, _ in RUBRIC if k in present]
+
+
+def _rubric_table(cols: list[tuple[str, str]], summaries: Sequence[SystemSummary], tests: Sequence[Comparison], baseline: str) -> list[str]:
+    """The rubric table: the scores with their marks, then tokens per question; the legend
+    names the procedure and lists the significant differences with the test each got."""
+    by = {(c.metric, c.a, c.b): c for c in tests}
+    lines = _table(RUBRIC_TITLE, cols, summaries, by, baseline)[:-1]
+    # extractive runs make no LLM calls: their cost is the context they hand over (as in cost_quality.png)
+    llm = any(s.prompt_tokens + s.completion_tokens for s in summaries)
+    lines[2] = lines[2][:-1] + ("| tok/q |" if llm else "| ctx tok/q |")
+    lines[3] += "---|"
+    for i, s in enumerate(summaries):
+        lines[4 + i] += f" {s.prompt_tokens + s.completion_tokens if llm else s.context_tokens:,.0f} |"
+    counts = {t: sum(1 for c in tests if c.test == t) for t in ("t-test", "wilcoxon", "none")}
+    lines += [
+        "",
+        "Rubric: comprehensiveness, diversity, directness, empowerment rated 1-4 against written level descriptions, each "
+        "answer on its own (no pairwise comparison), normalized (s - 1) / 3, mean of 3 runs; Rubric = their mean. SemSim: "
+        "embedding cosine with the reference answer; FactCorr: F1 of claims (answer vs reference); "
+        + ("tok/q: the system's LLM tokens per question (prompt + completion; the judge's are not counted)" if llm else
+           "ctx tok/q: context tokens per question (no system called an LLM)")
+        + f". ▲/▼ vs `{baseline}`: Shapiro-Wilk on "
+        f"the paired differences, then a paired t-test when normal (p ≥ 0.05), else Wilcoxon signed-rank; Benjamini-Hochberg "
+        f"q < 0.05 over the {len(tests)} tests of this table ({counts['t-test']} t-tests, {counts['wilcoxon']} Wilcoxon, "
+        f"{counts['none']} without any difference).",
+        "",
+    ]
+    titles = dict(RUBRIC)
+    significant = [c for c in tests if c.significant]
+    lines += [f"- {c.b} vs {c.a}, {titles.get(c.metric, c.metric)}: {-c.delta:+.3f} ({c.test}, n={c.n}, p={c.p:.3g}, q={c.q:.3g})" for c in significant]
+    return lines + ([""] if significant else [])
+
+
+def render_markdown(
+    title: str, meta: Mapping[str, str], results: Sequence[QuestionResult], settings: EvalSettings, comparisons: Sequence[Comparison],
+    rubric_comparisons: Sequence[Comparison] = (),
+) -> str:
     summaries = summarize(results)
     baseline = summaries[0].system if summaries else ""
     tests = {(c.metric, c.a, c.b): c for c in comparisons}
     lines = [f"## {title}", ""] + [f"- {k}: {v}" for k, v in meta.items()] + [""]
     for name, cols in tables(results, settings, summaries):
+        if name == RUBRIC_TITLE:
+            lines += _rubric_table(cols, summaries, rubric_comparisons, baseline) if cols else []
+            continue
         lines += _table(name, cols, summaries, tests, baseline)
         if name.startswith("Citations") and cols:
             lines += [TRUST_LEGEND, ""] + [f"- {s.system}: {_counts(s.abstention)}" for s in summaries] + [""]
@@ -231,8 +282,9 @@ def write_report(out_dir: Path, title: str, meta: Mapping[str, str], results: Se
     """``report.md``, ``results.jsonl`` (one line per system × question) and ``summary.json``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     comparisons = compare_all(per_question(results), tested_metrics(results, settings))
+    rubric_tests = compare_to_baseline(per_question(results), rubric_metrics(results))
     paths = {"report": out_dir / "report.md", "results": out_dir / "results.jsonl", "summary": out_dir / "summary.json"}
-    paths["report"].write_text(render_markdown(title, meta, results, settings, comparisons) + "\n", encoding="utf-8")
+    paths["report"].write_text(render_markdown(title, meta, results, settings, comparisons, rubric_tests) + "\n", encoding="utf-8")
     with paths["results"].open("w", encoding="utf-8") as fh:
         for r in results:
             fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
@@ -243,6 +295,7 @@ def write_report(out_dir: Path, title: str, meta: Mapping[str, str], results: Se
         "columns": {k: t for _, cols in tables(results, settings, summaries) for k, t in cols},
         "systems": [s.__dict__ | {"means": dict(s.means), "abstention": dict(s.abstention)} for s in summaries],
         "comparisons": [c.__dict__ for c in comparisons],
+        "rubric_comparisons": [c.__dict__ for c in rubric_tests],
     }
     paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
     return paths
