@@ -82,6 +82,44 @@ def test_verify_quotes_keeps_exact_substrings_with_offsets():
         assert unit.text[q.start : q.end] == q.text
 
 
+def test_quote_case_cut_and_chunk_cover():
+    text = "Each Member State shall ensure that the authority has the resources needed for its tasks."
+    a, b = Unit("c:a", "d:1", (), text), Unit("c:b", "d:2", (), "Recital: " + text)
+    # capitalized from mid-sentence: the chunk's own casing is stored
+    (q,), _ = verify_quotes(["The authority has the resources"], [a])
+    assert q.text == "the authority has the resources"
+    # cut by the schema's length bound with the last words run together: found without them
+    cut = "Each Member State shall ensure that the authority has the resourcesneeded"
+    assert verify_quotes([cut], [a])[0] == []
+    (q,), _ = verify_quotes([cut], [a], cut_at=len(cut))
+    assert q.text == "Each Member State shall ensure that the authority has the"
+    # the same words in both chunks: the second quote goes to the chunk not yet quoted
+    kept, _ = verify_quotes(["shall ensure that the authority", "has the resources needed"], [a, b])
+    assert [k.chunk for k in kept] == ["c:a", "c:b"]
+
+
+def test_multi_hop_partners_prefer_specific_links(kb):
+    import random
+
+    from spr.eval.personas import ChunkPool
+
+    pool = ChunkPool.read(kb.store)
+    assert pool.eligible and pool.chunks_of and all(2 <= len(c) <= 20 for c in pool.chunks_of.values())
+    linked = [c for c in pool.eligible if pool.terms.get(c)]
+    chunk = linked[0]
+    other, via = pool.partner(chunk, random.Random(0), {chunk})
+    assert other != chunk and via.startswith(("entity: ", "keyword: "))
+    # the partner comes from the first tier with candidates (other documents first) and is joined
+    # by the most specific kind of link found in that tier (entity < multi-word keyword < word)
+    classes: dict[str, list[int]] = {}
+    for term in pool.terms[chunk]:
+        for o in pool.chunks_of[term]:
+            if o != chunk and o in pool.eligible:
+                classes.setdefault(o, []).append(pool.link_rank(term)[0])
+    tier = [o for o in classes if pool.units[o].document != pool.units[chunk].document] or list(classes)
+    assert other in tier and min(classes[other]) == min(min(classes[o]) for o in tier)
+
+
 def test_made_up_quote_drops_the_item(kb):
     llm = FakeLLM(lambda passages: {"question": "Who pays for rooftop solar panels?", "reference": "Nobody.", "quotes": ["this sentence appears in no chunk"]})
     rejected: Counter = Counter()

@@ -10,7 +10,8 @@ Seven personas (:data:`PERSONAS`) ask questions of the corpus, each in two shape
 The [llm] model gets the persona's description and the chunk text(s) and writes JSON
 ``{question, reference, quotes}`` (:data:`SCHEMA`, at most 3 quotes). Every quote must be a
 verbatim substring of one of the chunks shown (:func:`locate_quote`: exact, else with whitespace
-runs matched loosely; the exact substring of the chunk and its offsets are stored); unverified
+runs matched loosely and the first letter in either case; a quote cut by the schema's length bound
+may lose its last one or two words; the exact substring of the chunk and its offsets are stored); unverified
 quotes are dropped, and an item keeps only when a quote is verified (a multi-hop one: in each
 of its two chunks). Questions are de-duplicated (:func:`is_duplicate`: the same words, or a
 token-set Jaccard of at least ``near``; with an embedder also a cosine of at least ``cosine``).
