@@ -71,6 +71,11 @@ class IngestConfig(_Section):
     extractor: Literal["lexicon", "llm"] = Field(
         "lexicon", description="'lexicon' = deterministic ontology-lexicon extractor; 'llm' = the [llm] model."
     )
+    policy_facts: bool = Field(
+        True,
+        description="Add the deterministic policy facts (acts and their cross-references, definitions, provisions with "
+        "addressee, deadline, time limit, amount) to the extractor's output.",
+    )
     category: Literal["auto", "general-policy", "legal-regulation", "standard"] = Field(
         "auto", description="Force one category for every document; 'auto' = metadata, else the classifier."
     )

@@ -26,14 +26,19 @@ def build_controller(
         from core.llm import make_llm
 
         llm = make_llm(config.llm, KBLayout(config.kb_dir).llm_cache, tracker=tracker, cache=llm_cache)
+    from kgpipeline.extract.lexicon_extractor import LexiconExtractor
+
+    lexicon = LexiconExtractor(ontology)
     if config.ingest.extractor == "llm":
         from kgpipeline.extract.llm_extractor import LLMExtractor
 
         extractor = LLMExtractor(ontology, llm)
     else:
-        from kgpipeline.extract.lexicon_extractor import LexiconExtractor
+        extractor = lexicon
+    if config.ingest.policy_facts:
+        from kgpipeline.extract.policy_facts import PolicyFactExtractor
 
-        extractor = LexiconExtractor(ontology)
+        extractor = PolicyFactExtractor(extractor, lexicon)
     validator = (
         ShapeValidator(resource_dir(config.ontology.shapes_dir), ontology_dir, ontology)
         if config.ingest.validate_shapes

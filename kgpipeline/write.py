@@ -75,8 +75,21 @@ def entity_iri(base: str, mention: Mention) -> NamedNode:
 
 
 def display_label(mention: Mention) -> str:
-    """The canonical label: the same string wherever the entity appears (skos:prefLabel is unique)."""
-    name = " ".join(w if w.isupper() else w[:1].upper() + w[1:] for w in mention.canonical.split())
+    """The canonical label: the same string wherever the entity appears (skos:prefLabel is unique).
+
+    The extractor's ``label`` when it set one; else the canonical name, each word capitalized and
+    in upper case where the mention writes it so ("(eu)" → "(EU)", "ict" → "ICT").
+
+    >>> display_label(Mention("Regulation (EU) 2023/1115", "x", 0, 25, "regulation (eu) 2023/1115"))
+    'Regulation (EU) 2023/1115'
+    """
+    if mention.label:
+        return mention.label
+    upper = {w.strip("()").lower() for w in mention.text.split() if w.strip("()").isupper() and len(w.strip("()")) > 1}
+    if mention.text.isupper():
+        upper = set()  # a heading in capitals says nothing about acronyms
+    name = " ".join(w.upper() if w.strip("()") in upper else w if w.isupper() else w[:1].upper() + w[1:]
+                    for w in mention.canonical.split())  # fmt: skip
     if mention.scope.startswith("doc:"):  # a generic noun, scoped to the document that uses it
         return f"{name} (in {mention.scope[4:]})"
     if mention.scope:
@@ -151,7 +164,8 @@ def _extraction_quads(extraction: ChunkExtraction, graph: NamedNode, base: str) 
         e = entity_iri(base, m)
         yield Quad(e, _A, NamedNode(m.class_iri), graph)
         yield Quad(e, P_PREF, Literal(display_label(m), language="en"), graph)
-        yield Quad(e, P_ALT, Literal(m.text, language="en"), graph)
+        if m.text.strip():
+            yield Quad(e, P_ALT, Literal(m.text, language="en"), graph)
         yield Quad(e, P_MENTIONED, graph, graph)
     for r in extraction.relations:
         yield Quad(entity_iri(base, r.subject), NamedNode(r.property_iri), entity_iri(base, r.object), graph)

@@ -19,7 +19,10 @@ class Mention:
     ``canonical``: the normalized name that identifies the entity together with its class and
     ``scope`` (e.g. "energy bureau"). ``scope``: the context that tells homonyms apart — for an
     actor named without its jurisdiction ("the Energy Bureau"), the jurisdiction the document
-    speaks for ("westmark province"); "" when the name is unambiguous by itself.
+    speaks for ("westmark province"); "" when the name is unambiguous by itself. ``label``: the
+    entity's name as the text writes it ("Regulation (EU) 2016/679"), when the extractor knows it;
+    else the writer builds one from ``canonical``. A mention with ``start == end`` is named by the
+    document's metadata rather than quoted (the document's own act, its issuers): ``text`` is that name.
     """
 
     text: str
@@ -28,6 +31,7 @@ class Mention:
     end: int
     canonical: str
     scope: str = ""
+    label: str = ""
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,12 @@ ROLE_NAMES: Mapping[str, str] = MappingProxyType(
         "has_deadline": "hasDeadline",
     }
 )
+# Properties that kgpipeline.extract.policy_facts states from its patterns; their wording ("amend",
+# "means") never triggers them here, or each fact would come twice and loosely.
+PATTERN_PROPERTIES = frozenset(PKB + p for p in (
+    "amends", "repeals", "cites", "definedIn", "definition", "addressee", "provisionOf", "modality", "action",
+    "timeLimit", "amount", "amountValue", "percentage"))  # fmt: skip
+PATTERN_CLASSES = frozenset(PKB + c for c in ("DefinedTerm", "Provision"))  # their nodes too come only from there
 DOCUMENT_STAND_INS: Mapping[str, str] = MappingProxyType(
     {"GeneralPolicy": "Policy", "LegalRegulation": "Legislation", "StandardDocument": "Standard"}
 )
@@ -168,7 +174,7 @@ def build_lexicon(onto: OntologySet, category: str) -> CategoryLexicon:
     def is_a(c: str, sup: str | None) -> bool:
         return sup is not None and (c == sup or sup in onto.ancestors(c))
 
-    mention = frozenset(c for c in classes if is_a(c, entity) and not is_a(c, document) and c != entity)
+    mention = frozenset(c for c in classes if is_a(c, entity) and not is_a(c, document) and c != entity and c not in PATTERN_CLASSES)
     head_cues, ambiguous = _head_cues(onto, classes, mention, category, by_local, document)
     # Lowercase common nouns become mentions only for the category's own classes (the concepts
     # the category is about: penalties, targets, test methods) and only with unambiguous cues.
@@ -294,7 +300,7 @@ def _rules_and_triggers(onto, category, mention) -> tuple[dict[str, PropertyRule
     rules: dict[str, PropertyRule] = {}
     triggers: dict[str, list[Trigger]] = {}
     for prop in onto.properties_for(category):
-        if prop.kind != "object":
+        if prop.kind != "object" or prop.iri in PATTERN_PROPERTIES:
             continue
 
         def fitting(members: tuple[str, ...]) -> frozenset[str]:

@@ -1,0 +1,376 @@
+"""Policy facts by deterministic patterns: what policy questions ask about, as typed facts.
+
+Legal text states its facts in a few fixed forms, so patterns are precise on it. Four kinds:
+
+* **Acts and cross-references.** "Regulation (EU) 2016/679", "Directive 95/46/EC", "Council
+  Directive 84/253/EEC", lists such as "Regulations (EC) No 1060/2009, (EU) No 648/2012 and (EU)
+  2016/1011" → ``pkb:Legislation`` entities identified by type, year and number (so every spelling
+  of one act is one IRI), labelled in the text's own casing ("Regulation (EU) No 648/2012"). The
+  document's own act comes from its CELEX number (metadata ``celex``/``identifier``) or its title,
+  with the short name of the metadata (``act``) or of the title ("(‘European Climate Law’)") as a
+  surface form. Typed links, where the text says so: "X is repealed" → the document's act
+  ``pkb:repeals`` X; "X is amended as follows" / "Amendments to X" → ``pkb:amends``; a citation
+  "Y of … amending X and repealing Z" → Y amends X, Y repeals Z; any other reference → ``pkb:cites``.
+  The title's own "amending …"/"repealing …" and the issuers of the metadata (``pkb:issues``) are
+  stated once, in the document's first chunk.
+* **Definitions.** "‘X’ means …" (any quotes) → a ``pkb:DefinedTerm`` "X", scoped to the act that
+  defines it (the AI Act's "provider" is not the CRA's), with ``pkb:definition`` (the text up to
+  the item's end) and ``pkb:definedIn`` the act.
+* **Provisions.** A sentence with "shall", "shall not", "must", "may" or "may not" → a
+  ``pkb:Provision`` node: ``pkb:modality``, ``pkb:action`` (the clause after the modal; also its
+  label, which entity linking matches questions against), ``pkb:addressee`` (the actor the lexicon
+  found just before the modal), ``pkb:hasDeadline`` (a deadline in the clause), ``pkb:timeLimit``
+  ("72 hours", "one month" after "within"/"not later than"), ``pkb:amount`` with
+  ``pkb:amountValue`` ("EUR 20 000 000" → 20000000), ``pkb:percentage`` ("4 %" → 4), and
+  ``pkb:provisionOf`` the act.
+
+Mentions the text does not quote — the document's act and its issuers, named by metadata — have
+``start == end == 0`` (see :class:`kgpipeline.extract.base.Mention`). Everything is emitted per
+chunk, with the chunk as provenance; the properties here are owned by this module
+(:data:`PROPERTIES`), so the lexicon extractor does not also trigger them on their wording.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from core.text import sentence_spans
+from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation
+from kgpipeline.extract.lexicon import PATTERN_PROPERTIES, CategoryLexicon, normalize_name
+from kgpipeline.extract.mentions import DocContext, find_spans
+from kgpipeline.records import Chunk, SourceDocument
+from store.vocab import PKB, XSD
+
+__all__ = ["PROPERTIES", "ActRef", "PolicyFactExtractor", "act_from_celex", "act_references", "extract_policy_facts", "own_act"]
+
+LEGISLATION, DEFINED_TERM, PROVISION = PKB + "Legislation", PKB + "DefinedTerm", PKB + "Provision"
+AMENDS, REPEALS, CITES, ISSUES = PKB + "amends", PKB + "repeals", PKB + "cites", PKB + "issues"
+DEFINED_IN, DEFINITION = PKB + "definedIn", PKB + "definition"
+ADDRESSEE, PROVISION_OF, HAS_DEADLINE = PKB + "addressee", PKB + "provisionOf", PKB + "hasDeadline"
+MODALITY, ACTION, TIME_LIMIT = PKB + "modality", PKB + "action", PKB + "timeLimit"
+AMOUNT, AMOUNT_VALUE, PERCENTAGE = PKB + "amount", PKB + "amountValue", PKB + "percentage"
+PROPERTIES = PATTERN_PROPERTIES  # stated only here; the lexicon extractor skips their trigger words
+_STRING, _DECIMAL = XSD + "string", XSD + "decimal"
+
+# --- acts -------------------------------------------------------------------------------------
+
+_TYPE = re.compile(r"\b(?:(?P<org>Council|Commission)\s+)?(?:(?:Implementing|Delegated)\s+)?(?P<type>Framework\s+Decision|"
+                   r"Regulation|Directive|Decision)(?P<plural>s)?\s+(?=\(|No\b|\d)")  # fmt: skip
+_ITEM = re.compile(r"(?:\((?P<org>EU|EC|EEC|Euratom)\)\s*)?(?P<no>No\.?\s*)?(?P<a>\d{1,4})/(?P<b>\d{1,4})"
+                   r"(?:/(?P<suffix>EU|EC|EEC|JHA|CFSP|Euratom))?(?![\w/])")  # fmt: skip
+_LIST_SEP = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+_CELEX = re.compile(r"^3(\d{4})([RLD])(\d{4})")
+_TYPE_OF_CELEX = {"R": "Regulation", "L": "Directive", "D": "Decision"}
+
+
+@dataclass(frozen=True)
+class ActRef:
+    """One act named in the text: ``key`` identifies it ("regulation 2016/679"), ``label`` is how
+    it reads ("Regulation (EU) 2016/679"); ``start``/``end`` are the offsets of its number."""
+
+    key: str
+    label: str
+    start: int
+    end: int
+
+
+def _label(kind: str, year: int, number: int, org: str, suffix: str, numbered: bool) -> str:
+    """The act's name in the Official Journal's style for its type and period."""
+    if kind == "Regulation" and (numbered or year < 2015):
+        return f"Regulation ({org or ('EU' if year >= 2010 else 'EC')}) No {number}/{year}"
+    if year >= 2015:
+        return f"{kind} ({org or 'EU'}) {year}/{number}"
+    short = str(year)[2:] if year < 1999 else str(year)
+    return f"{kind} {short}/{number}/{suffix or ('EU' if year >= 2010 else 'EC')}"
+
+
+def _act(kind: str, a: str, b: str, org: str, suffix: str, numbered: bool) -> tuple[str, str] | None:
+    kind = "Decision" if kind.endswith("Decision") else kind
+    first, second = int(a), int(b)
+    number, year = (first, second) if numbered else (second, first)
+    if year < 100:
+        year += 1900 if year >= 50 else 2000
+    if not 1950 <= year <= 2100 or number == 0:
+        return None
+    return f"{kind.lower()} {year}/{number}", _label(kind, year, number, org, suffix, numbered)
+
+
+def act_from_celex(celex: str) -> tuple[str, str] | None:
+    """(key, label) of the act a CELEX number of sector 3 names; None for anything else.
+
+    >>> act_from_celex("32016R0679")
+    ('regulation 2016/679', 'Regulation (EU) 2016/679')
+    >>> act_from_celex("32013L0034")
+    ('directive 2013/34', 'Directive 2013/34/EU')
+    """
+    m = _CELEX.match(celex.strip())
+    if not m:
+        return None
+    year, kind, number = int(m.group(1)), _TYPE_OF_CELEX[m.group(2)], int(m.group(3))
+    return _act(kind, str(number) if kind == "Regulation" and year < 2015 else str(year),
+                str(year) if kind == "Regulation" and year < 2015 else str(number), "", "",
+                numbered=kind == "Regulation" and year < 2015)  # fmt: skip
+
+
+def act_references(text: str) -> Iterator[ActRef]:
+    """Every act named in ``text``, list items included, in order."""
+    for m in _TYPE.finditer(text):
+        kind, plural, pos = " ".join(m.group("type").split()), bool(m.group("plural")), m.end()
+        while True:
+            item = _ITEM.match(text, pos)
+            if item is None or (item.group("org") is None and item.group("no") is None and not item.group("suffix")
+                                and int(item.group("a")) < 1950):  # fmt: skip
+                break  # "Decision 3/2020" without (EU)/No/suffix is ambiguous, as is a bare page number
+            act = _act(kind, item.group("a"), item.group("b"), item.group("org") or "", item.group("suffix") or "",
+                       bool(item.group("no")))  # fmt: skip
+            if act is not None:
+                yield ActRef(act[0], act[1], m.start() if pos == m.end() else item.start(), item.end())
+            sep = _LIST_SEP.match(text, item.end()) if plural else None
+            if sep is None or _ITEM.match(text, sep.end()) is None:
+                break
+            pos = sep.end()
+
+
+_SHORT_NAME = re.compile(r"\(\s*[‘'“\"]?([A-Z][\w\- ]{2,60}?(?:Act|Law|Directive|Regulation|Framework))[’'”\"]?\s*\)")
+
+
+def own_act(document: SourceDocument) -> tuple[str, str, tuple[str, ...]] | None:
+    """(key, label, other names) of the act a document is, from its CELEX number or title."""
+    meta = document.metadata or {}
+    names = [str(meta[k]).strip() for k in ("act", "short_title", "alias") if isinstance(meta.get(k), str) and meta[k].strip()]
+    title = document.title or ""
+    names += [m.group(1).strip() for m in _SHORT_NAME.finditer(title)]
+    for key in ("celex", "identifier", "celex_id"):
+        value = meta.get(key)
+        if isinstance(value, str) and (act := act_from_celex(value)):
+            return act[0], act[1], tuple(dict.fromkeys(names))
+    first = next(act_references(title[:120]), None)
+    if first is not None and first.start < 20:
+        return first.key, first.label, tuple(dict.fromkeys(names))
+    return None
+
+
+# --- the extractor ----------------------------------------------------------------------------
+
+_QUOTED = r"[‘'“\"](?P<term>[^’'”\"\n]{2,80})[’'”\"]"
+_DEFINITION = re.compile(_QUOTED + r"(?:\s*(?:or|and)\s*[‘'“\"][^’'”\"\n]{2,80}[’'”\"])?\s+(?:means|shall mean|refers to)\s+")
+_DEF_END = re.compile(r";|\.\s+(?=[A-Z(])|\s\(\d+\)\s|\s\([a-z]\)\s[‘'“\"]|$")
+_MODAL = re.compile(r"\b(?P<modal>shall not|shall|must not|must|may not|may)\b(?!\s+be\s+(?:the\s+case|necessary))")
+_CLAUSE_END = re.compile(r";|\.\s|\.$|:\s*\(a\)|$")
+_TIME_LIMIT = re.compile(r"\b(?:within|not later than|no later than|at the latest)\s+(?P<limit>(?:\d+|one|two|three|four|five|six|"
+                         r"seven|eight|nine|ten|twelve|fifteen|thirty)\s+(?:working\s+|calendar\s+)?(?:hours?|days?|"
+                         r"weeks?|months?|years?))\b", re.I)  # fmt: skip
+_MONEY = re.compile(r"(?:(?P<cur1>EUR|€)\s?(?P<n1>\d{1,3}(?:[ \u00a0,.]\d{3})+|\d+)(?:\s?(?P<m1>million|billion))?|"
+                    r"(?P<n2>\d{1,3}(?:[ \u00a0,.]\d{3})+|\d+)(?:\s?(?P<m2>million|billion))?\s?(?P<cur2>EUR|euros?)\b)")  # fmt: skip
+_PERCENT = re.compile(r"(?<![\d.,])(?P<n>\d{1,3}(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)")
+_ACTION_CHARS = 220
+
+
+def _implied(text: str, class_iri: str, canonical: str, label: str, scope: str = "") -> Mention:
+    return Mention(text, class_iri, 0, 0, canonical, scope, label)
+
+
+def _act_mention(ref: ActRef, text: str) -> Mention:
+    return Mention(text[ref.start : ref.end], LEGISLATION, ref.start, ref.end, ref.key, "", ref.label)
+
+
+def extract_policy_facts(chunk: Chunk, document: SourceDocument, base: ChunkExtraction, lex: CategoryLexicon,
+                         ctx: DocContext) -> ChunkExtraction:  # fmt: skip
+    """``base`` (another extractor's output for this chunk) plus the policy facts of the chunk."""
+    text = chunk.text
+    act = own_act(document)
+    own = None
+    mentions: list[Mention] = []
+    relations: list[Relation] = []
+    attributes: list[Attribute] = []
+    if act is not None:
+        key, label, names = act
+        own = _implied(names[0] if names else label, LEGISLATION, key, label)
+        mentions += [own] + [_implied(n, LEGISLATION, key, label) for n in names[1:]]
+    refs = list(act_references(text))
+    ref_mentions = {(r.start, r.end): _act_mention(r, text) for r in refs if own is None or r.key != own.canonical}
+    mentions += ref_mentions.values()
+    if chunk.ordinal == 0 and own is not None:
+        mentions_, relations_ = _document_facts(document, own, lex)
+        mentions += mentions_
+        relations += relations_
+    relations += _reference_relations(text, refs, ref_mentions, own)
+    m, r, a = _definitions(text, own, ctx)
+    mentions, relations, attributes = mentions + m, relations + r, attributes + a
+    m, r, a = _provisions(chunk, base.mentions, own, lex.actor_classes | {lex.role('geo') or ''})
+    mentions, relations, attributes = mentions + m, relations + r, attributes + a
+    return ChunkExtraction(
+        chunk.chunk_id,
+        tuple(dict.fromkeys([*base.mentions, *mentions])),
+        tuple(dict.fromkeys([*base.relations, *relations])),
+        tuple(dict.fromkeys([*base.attributes, *attributes])),
+    )
+
+
+def _document_facts(document: SourceDocument, own: Mention, lex: CategoryLexicon) -> tuple[list[Mention], list[Relation]]:
+    """The title's "amending …"/"repealing …" and the metadata's issuers, as facts of the act."""
+    mentions: list[Mention] = []
+    relations: list[Relation] = []
+    title = document.title or ""
+    refs = [r for r in act_references(title) if r.key != own.canonical]
+    for ref in refs:
+        verb = _verb_before(title, ref.start)
+        obj = _implied(title[ref.start : ref.end], LEGISLATION, ref.key, ref.label)
+        mentions.append(obj)
+        relations.append(Relation(own, verb or CITES, obj, (0, 0), "title"))
+    meta = document.metadata or {}
+    actor = lex.role("actor")
+    for key in ("department", "issuer", "issued_by", "author", "publisher"):
+        value = meta.get(key)
+        for name in (value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []):
+            name = " ".join(str(name).split())
+            if not name or len(name) > 120 or actor is None:
+                continue
+            typed = next((c for c in find_spans(name, lex) if c.start == 0 and c.end == len(name) and c.class_iri in lex.actor_classes), None)
+            who = _implied(name, typed.class_iri if typed else actor, normalize_name(name), name)
+            mentions.append(who)
+            relations.append(Relation(who, ISSUES, own, (0, 0), f"metadata {key}"))
+    return mentions, relations
+
+
+_AMENDING = re.compile(r"\b(amending|repealing|amendments? to|is amended|are amended|is repealed|are repealed|"
+                       r"is hereby repealed)\b", re.I)  # fmt: skip
+
+
+_REFS_AND_SEPARATORS = re.compile(r"(?:(?:Council|Commission)\s+)?(?:Regulations?|Directives?|Decisions?)?\s*"
+                                  r"(?:\((?:EU|EC|EEC|Euratom)\)\s*)?(?:No\.?\s*)?\d+/\d+(?:/[A-Za-z]+)?|,|\band\b|\s+")  # fmt: skip
+
+
+def _verb_before(text: str, start: int) -> str | None:
+    """amends/repeals when the act at ``start`` is governed by "amending"/"repealing" (possibly
+    as a later item of its list), else None."""
+    window = text[max(0, start - 240) : start]
+    hits = list(_AMENDING.finditer(window))
+    if not hits:
+        return None
+    last = hits[-1]
+    if _REFS_AND_SEPARATORS.sub("", window[last.end() :]).strip():
+        return None  # something else stands between: the verb governs an earlier act
+    return REPEALS if "repeal" in last.group().lower() else AMENDS
+
+
+def _reference_relations(text: str, refs: Sequence[ActRef], mentions: dict[tuple[int, int], Mention],
+                         own: Mention | None) -> Iterator[Relation]:  # fmt: skip
+    """Typed links between the acts of ``refs`` and the document's act (see the module docstring)."""
+    governed = [_verb_before(text, r.start) for r in refs]
+    for i, ref in enumerate(refs):
+        obj = mentions.get((ref.start, ref.end))
+        if obj is None:  # the document's own act, named in its own text
+            continue
+        after = text[ref.end : ref.end + 60]
+        sentence = (max(text.rfind(". ", 0, ref.start), text.rfind("; ", 0, ref.start)) + 2, ref.end)
+        if (hit := re.match(r"\s+(?:is|are)\s+(?:hereby\s+)?(repealed|amended)\b", after)) and own is not None:
+            yield Relation(own, REPEALS if hit.group(1) == "repealed" else AMENDS, obj, (sentence[0], ref.end + hit.end()), hit.group().strip())
+            continue
+        verb = governed[i]
+        if verb is None:
+            if own is not None:
+                yield Relation(own, CITES, obj, sentence, "reference")
+            continue
+        # "Y of <date> on … amending X and repealing Z": the subject is the nearest earlier act of
+        # the same citation that no such verb governs (the citation's head).
+        head = next((j for j in range(i - 1, -1, -1) if governed[j] is None), None)
+        if head is not None and not re.search(r"\(\s*OJ\b|[.;]\s", text[refs[head].end : ref.start]):
+            subject = mentions.get((refs[head].start, refs[head].end), own)
+            if subject is not None and subject.canonical != obj.canonical:
+                yield Relation(subject, verb, obj, (refs[head].start, ref.end), "citation")
+        elif own is not None and re.search(r"Amendments? to\s*$", text[max(0, ref.start - 20) : ref.start]):
+            yield Relation(own, AMENDS, obj, (max(0, ref.start - 20), ref.end), "amendments to")
+        elif own is not None:
+            yield Relation(own, CITES, obj, sentence, "reference")
+
+
+def _definitions(text: str, own: Mention | None, ctx: DocContext) -> tuple[list[Mention], list[Relation], list[Attribute]]:
+    mentions, relations, attributes = [], [], []
+    scope = own.canonical if own is not None else f"doc:{ctx.doc_id}"
+    for m in _DEFINITION.finditer(text):
+        term = " ".join(m.group("term").split()).strip(" ,")
+        if not term or not term[0].isalnum() or len(term.split()) > 10:
+            continue
+        end = _DEF_END.search(text, m.end())
+        body = " ".join(text[m.end() : end.start() if end else len(text)].split())[:600].rstrip(" ,")
+        if len(body) < 3:
+            continue
+        suffix = own.text if own is not None else ""
+        mention = Mention(text[m.start("term") : m.end("term")], DEFINED_TERM, m.start("term"), m.end("term"),
+                          normalize_name(term), scope, f"{term} ({suffix})" if suffix else term)  # fmt: skip
+        mentions.append(mention)
+        evidence = (m.start(), end.start() if end else len(text))
+        attributes.append(Attribute(mention, DEFINITION, body, _STRING, evidence))
+        if own is not None:
+            relations.append(Relation(mention, DEFINED_IN, own, evidence, "means"))
+    return mentions, relations, attributes
+
+
+def _provisions(chunk: Chunk, found: Sequence[Mention], own: Mention | None,
+                actor_classes: frozenset[str]) -> tuple[list[Mention], list[Relation], list[Attribute]]:  # fmt: skip
+
+    text = chunk.text
+    mentions, relations, attributes = [], [], []
+    actors = [m for m in found if m.start < m.end]
+    for s0, s1 in sentence_spans(text, require_capital=False):
+        modal = _MODAL.search(text, s0, s1)
+        if modal is None or _DEFINITION.search(text, s0, modal.start()):
+            continue
+        end = _CLAUSE_END.search(text, modal.end(), s1)
+        c1 = end.start() if end and end.start() > modal.end() else s1
+        action = " ".join(text[modal.end() : c1].split()).strip(" ,")
+        if len(action.split()) < 2:
+            continue
+        short = action[:_ACTION_CHARS].rsplit(" ", 1)[0] if len(action) > _ACTION_CHARS else action
+        # The provision's identity: its chunk and position, so an edit to the text gives a new node.
+        node = Mention(text[modal.start() : modal.end()], PROVISION, modal.start(), modal.end(),
+                       f"{chunk.chunk_id}:{modal.start()}", "", short)  # fmt: skip
+        evidence = (s0, c1)
+        mentions.append(node)
+        attributes.append(Attribute(node, MODALITY, modal.group("modal"), _STRING, evidence))
+        attributes.append(Attribute(node, ACTION, action[:600], _STRING, evidence))
+        if own is not None:
+            relations.append(Relation(node, PROVISION_OF, own, evidence, modal.group("modal")))
+        subject = [m for m in actors if s0 <= m.start and m.end <= modal.start() and m.class_iri not in (PROVISION, DEFINED_TERM)
+                   and re.fullmatch(r"[\s,]*(?:(?:also|therefore|then|only|each|not)\s+)?", text[m.end : modal.start()])]  # fmt: skip
+        if subject and subject[-1].class_iri in actor_classes:
+            relations.append(Relation(node, ADDRESSEE, subject[-1], evidence, "subject"))
+        for m in actors:
+            if modal.end() <= m.start < c1 and m.class_iri == PKB + "Deadline":
+                relations.append(Relation(node, HAS_DEADLINE, m, evidence, "deadline"))
+        clause = text[modal.end() : c1]
+        for t in _TIME_LIMIT.finditer(clause):
+            attributes.append(Attribute(node, TIME_LIMIT, " ".join(t.group("limit").split()).lower(), _STRING, evidence))
+        for money in _MONEY.finditer(clause):
+            value = _money_value(money)
+            if value is not None:
+                attributes.append(Attribute(node, AMOUNT, " ".join(money.group().split()), _STRING, evidence))
+                attributes.append(Attribute(node, AMOUNT_VALUE, value, _DECIMAL, evidence))
+        for pct in _PERCENT.finditer(clause):
+            attributes.append(Attribute(node, PERCENTAGE, pct.group("n").replace(",", "."), _DECIMAL, evidence))
+    return mentions, relations, attributes
+
+
+def _money_value(m: re.Match[str]) -> str | None:
+    digits = re.sub(r"[ \u00a0,.]", "", m.group("n1") or m.group("n2") or "")
+    if not digits:
+        return None
+    value = int(digits) * {"million": 10**6, "billion": 10**9}.get((m.group("m1") or m.group("m2") or "").lower(), 1)
+    return str(value)
+
+
+class PolicyFactExtractor:
+    """Any extractor's output plus the policy facts of each chunk (``[ingest] policy_facts``)."""
+
+    def __init__(self, inner, lexicon):  # an Extractor, and the LexiconExtractor that holds lexicons
+        self.inner = inner
+        self.lexicons = lexicon
+        self.name = f"{inner.name}+policy-facts"
+
+    def extract(self, chunk: Chunk, document: SourceDocument, category: str) -> ChunkExtraction:
+        base = self.inner.extract(chunk, document, category)
+        lex = self.lexicons.lexicon(category)
+        return extract_policy_facts(chunk, document, base, lex, self.lexicons.context(document, category))

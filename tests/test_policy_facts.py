@@ -1,0 +1,186 @@
+"""Policy facts by patterns (kgpipeline/extract/policy_facts.py): acts and their cross-references,
+definitions, provisions — on legal text written for these tests in the Official Journal's style, then
+through the real writer, the SHACL shapes and an Oxigraph store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.resources import resource_dir
+from kgpipeline.extract.lexicon_extractor import LexiconExtractor
+from kgpipeline.extract.policy_facts import PolicyFactExtractor, act_from_celex, act_references, own_act
+from kgpipeline.ontology import read_ontologies
+from kgpipeline.records import SourceDocument
+from kgpipeline.segment import segment
+from kgpipeline.shacl import ShapeValidator
+from kgpipeline.validate import validate_document
+from kgpipeline.write import build_document_graphs
+from store.oxigraph_store import OxigraphStore
+from store.vocab import PKB, SKOS
+
+BASE = "https://example.org/kb/"
+CATEGORY = "legal-regulation"
+
+
+@pytest.fixture(scope="module")
+def onto():
+    return read_ontologies(resource_dir("ontologies"))
+
+
+@pytest.fixture(scope="module")
+def extractor(onto):
+    lexicon = LexiconExtractor(onto)
+    return PolicyFactExtractor(lexicon, lexicon)
+
+
+def doc(text: str, doc_id: str = "32031r0042-art-3", celex: str = "32031R0042", **meta) -> SourceDocument:
+    return SourceDocument(doc_id=doc_id, title=meta.pop("title", "Data Sharing Act Article 3"), text=text,
+                          metadata={"celex": celex, "act": "Data Sharing Act", **meta}, source="test", format="jsonl",
+                          content_hash=str(hash(text)))  # fmt: skip
+
+
+def facts(extractor, document: SourceDocument):
+    seg = segment(document)
+    return [extractor.extract(c, document, CATEGORY) for c in seg.chunks]
+
+
+def triples(extractions, prop: str) -> set[tuple[str, str]]:
+    out = set()
+    for e in extractions:
+        out |= {(r.subject.label or r.subject.canonical, r.object.label or r.object.canonical) for r in e.relations if r.property_iri == PKB + prop}
+        out |= {(a.subject.label or a.subject.canonical, a.value) for a in e.attributes if a.property_iri == PKB + prop}
+    return out
+
+
+# --- act identifiers ------------------------------------------------------------------------------
+
+
+def test_every_spelling_of_an_act_is_one_key_with_a_readable_label():
+    text = ("Regulation (EU) 2016/679, Regulation (EU) No 648/2012, Directive 95/46/EC, Council Directive 84/253/EEC, "
+            "Commission Decision 2009/78/EC and amending Regulations (EC) No 1060/2009, (EU) No 600/2014 and (EU) 2016/1011.")  # fmt: skip
+    refs = list(act_references(text))
+    assert [r.label for r in refs] == [
+        "Regulation (EU) 2016/679", "Regulation (EU) No 648/2012", "Directive 95/46/EC", "Directive 84/253/EEC",
+        "Decision 2009/78/EC", "Regulation (EC) No 1060/2009", "Regulation (EU) No 600/2014", "Regulation (EU) 2016/1011",
+    ]  # fmt: skip
+    assert refs[2].key == "directive 1995/46" and refs[1].key == "regulation 2012/648"
+    assert all(text[r.start : r.end].split()[-1].rstrip(",.") in r.label for r in refs)
+    assert act_from_celex("32016R0679") == ("regulation 2016/679", "Regulation (EU) 2016/679")
+    assert act_from_celex("32012R0648") == ("regulation 2012/648", "Regulation (EU) No 648/2012")
+    assert act_from_celex("32022L2555")[0] == next(act_references("Directive (EU) 2022/2555")).key
+    assert act_from_celex("52020DC0080") is None  # not an act of sector 3
+
+
+def test_numbers_that_are_not_acts_are_left_alone():
+    assert list(act_references("See page 3/12 and Decision 3/2020 of the Board, and Regulation 5 of the rules.")) == []
+
+
+def test_own_act_comes_from_the_celex_number_or_the_title():
+    assert own_act(doc("x"))[:2] == ("regulation 2031/42", "Regulation (EU) 2031/42")
+    titled = SourceDocument(doc_id="d", title="Regulation (EU) 2021/1119 establishing the framework for achieving climate "
+                            "neutrality (‘European Climate Law’)", text="x", metadata={}, source="t", format="md", content_hash="h")  # fmt: skip
+    assert own_act(titled) == ("regulation 2021/1119", "Regulation (EU) 2021/1119", ("European Climate Law",))
+    assert own_act(SourceDocument(doc_id="n", title="National plan", text="x", metadata={}, source="t", format="md", content_hash="h")) is None
+
+
+# --- facts ------------------------------------------------------------------------------------------
+
+
+def test_repeal_amendment_and_citations_are_typed(extractor):
+    text = ("Repeal Directive (EU) 2019/77 is repealed with effect from 1 March 2032. Regulation (EU) 2018/1139 is amended "
+            "as follows: in Article 17, a paragraph is added. The processing shall comply with Regulation (EU) 2016/679 of "
+            "the European Parliament and of the Council of 27 April 2016 on the protection of natural persons, amending "
+            "Regulation (EU) No 910/2014 and Directive (EU) 2018/1972, and repealing Directive 95/46/EC ( OJ L 119, 4.5.2016, p. 1).")  # fmt: skip
+    ex = facts(extractor, doc(text))
+    assert triples(ex, "repeals") == {("Regulation (EU) 2031/42", "Directive (EU) 2019/77"),
+                                      ("Regulation (EU) 2016/679", "Directive 95/46/EC")}  # fmt: skip
+    assert triples(ex, "amends") == {("Regulation (EU) 2031/42", "Regulation (EU) 2018/1139"),
+                                     ("Regulation (EU) 2016/679", "Regulation (EU) No 910/2014"),
+                                     ("Regulation (EU) 2016/679", "Directive (EU) 2018/1972")}  # fmt: skip
+    assert triples(ex, "cites") == {("Regulation (EU) 2031/42", "Regulation (EU) 2016/679")}
+
+
+def test_definitions_are_scoped_to_the_act_that_defines_them(extractor):
+    text = ("Definitions For the purposes of this Regulation, the following definitions apply: (1) ‘data holder’ means a "
+            "legal person that has the right to make data available; (2) 'user' means a natural or legal person that owns a "
+            "connected product; (3) “data” means any digital representation of acts.")  # fmt: skip
+    ex = facts(extractor, doc(text))
+    assert triples(ex, "definition") == {
+        ("data holder (Data Sharing Act)", "a legal person that has the right to make data available"),
+        ("user (Data Sharing Act)", "a natural or legal person that owns a connected product"),
+        ("data (Data Sharing Act)", "any digital representation of acts."),
+    }
+    other = facts(extractor, doc("(1) ‘user’ means a person who uses a product.", doc_id="32032r0001-art-2", celex="32032R0001",
+                                 act="Product Act"))  # fmt: skip
+    ours = {m for e in ex for m in e.mentions if m.class_iri == PKB + "DefinedTerm" and m.canonical == "user"}
+    theirs = {m for e in other for m in e.mentions if m.class_iri == PKB + "DefinedTerm"}
+    assert ours and theirs and {m.scope for m in ours} != {m.scope for m in theirs}  # look-alike terms stay apart
+    assert triples(ex, "definedIn") >= {("user (Data Sharing Act)", "Regulation (EU) 2031/42")}
+
+
+def test_provisions_carry_addressee_modality_time_limit_deadline_and_amounts(extractor):
+    text = ("The Commission shall, not later than 72 hours after becoming aware of it, notify the incident to the Board. "
+            "Member States shall adopt the measures by 17 October 2032. Infringements shall be subject to administrative fines "
+            "of up to EUR 10 000 000 or up to 2 % of the total worldwide annual turnover. Providers may not charge a fee.")  # fmt: skip
+    ex = facts(extractor, doc(text))
+    modality = dict(triples(ex, "modality"))
+    assert sorted(modality.values()) == ["may not", "shall", "shall", "shall"]
+    actions = {a: v for a, v in triples(ex, "action")}
+    notify = next(k for k in actions if k.startswith("not later than 72 hours"))
+    assert (notify, "72 hours") in triples(ex, "timeLimit")
+    assert any(who.lower().startswith("commission") for what, who in triples(ex, "addressee") if what == notify)
+    fine = next(k for k in actions if "administrative fines" in k)
+    assert (fine, "EUR 10 000 000") in triples(ex, "amount") and (fine, "10000000") in triples(ex, "amountValue")
+    assert (fine, "2") in triples(ex, "percentage")
+    adopt = next(k for k in actions if k.startswith("adopt the measures"))
+    assert (adopt, "2032-10-17") in triples(ex, "hasDeadline")
+    assert (adopt, "Member State") in {(a, b.title()) for a, b in triples(ex, "addressee")}
+
+
+def test_the_title_and_metadata_state_the_acts_own_links_once(extractor):
+    title = ("Regulation (EU) 2031/42 of the European Parliament and of the Council on data sharing, amending Regulation "
+             "(EU) 2017/2394 and repealing Directive (EU) 2019/77")  # fmt: skip
+    text = "Article 1 This Regulation lays down rules on data sharing. " * 3 + "\n\nArticle 2 " + "It applies to data holders. " * 200
+    ex = facts(extractor, doc(text, title=title, department="European Parliament, Council of the European Union"))
+    assert len(ex) > 1
+    first, rest = ex[:1], ex[1:]
+    assert ("Regulation (EU) 2031/42", "Regulation (EU) 2017/2394") in triples(first, "amends")
+    assert ("Regulation (EU) 2031/42", "Directive (EU) 2019/77") in triples(first, "repeals")
+    assert {who for who, _ in triples(first, "issues")} >= {"European Parliament", "Council of the European Union"}
+    assert not triples(rest, "amends") and not triples(rest, "issues")
+
+
+# --- through the writer, the shapes and a store -----------------------------------------------------
+
+
+def test_facts_pass_the_shapes_and_answer_sparql(extractor, onto, tmp_path: Path):
+    text = ("Definitions (1) ‘data holder’ means a legal person that has the right to make data available; "
+            "Directive (EU) 2019/77 is repealed. The Commission shall, within three months, publish guidelines. "
+            "Infringements shall be subject to fines of up to EUR 500 000.")  # fmt: skip
+    d = doc(text)
+    seg = segment(d)
+    graphs = build_document_graphs(d, CATEGORY, seg, [extractor.extract(c, d, CATEGORY) for c in seg.chunks], BASE)
+    validator = ShapeValidator(resource_dir("shapes"), resource_dir("ontologies"), onto)
+    checked, conflicts = validate_document(d.doc_id, graphs, validator)
+    assert conflicts == ()
+    store = OxigraphStore(tmp_path / "store")
+    store.extend(checked.quads)
+    rows = store.select(f"""SELECT ?old ?def ?limit WHERE {{
+        ?act <{PKB}repeals> ?o . ?o <{SKOS}prefLabel> ?old .
+        ?t <{PKB}definition> ?def ; <{SKOS}prefLabel> ?term FILTER(STRSTARTS(STR(?term), "data holder"))
+        ?p <{PKB}timeLimit> ?limit ; <{PKB}provisionOf> ?act }}""").rows
+    assert [(r["old"].value, r["def"].value, r["limit"].value) for r in rows] == [
+        ("Directive (EU) 2019/77", "a legal person that has the right to make data available", "three months")]
+    amount = store.select(f"SELECT ?v WHERE {{ ?p <{PKB}amountValue> ?v }}").rows
+    assert [float(r["v"].value) for r in amount] == [500000.0]
+    store.close()
+
+
+def test_switched_off_it_adds_nothing(onto):
+    lexicon = LexiconExtractor(onto)
+    d = doc("Directive (EU) 2019/77 is repealed. ‘user’ means a person.")
+    seg = segment(d)
+    plain = [lexicon.extract(c, d, CATEGORY) for c in seg.chunks]
+    assert not any(r.property_iri in (PKB + "repeals", PKB + "definedIn") for e in plain for r in e.relations)
