@@ -261,6 +261,10 @@ class SPRConfig(_Section):
     beam: int = Field(8, ge=1, description="Grounded alternatives kept per sub-expression.")
     max_variants: int = Field(20, ge=1, description="Most grounded queries executed per question.")
     anchor_limit: int = Field(50, ge=1, description="Intermediate entities used to find the next hop's relations.")
+    constrained_k: int = Field(
+        100, ge=0,
+        description="Relation-constrained linking: label matches searched for entities that have the JOIN's relation (0 = off).",
+    )
     result_limit: int = Field(1000, ge=1, description="LIMIT of the executed SPARQL.")
     parser_beams: int = Field(
         1, ge=1,
@@ -268,6 +272,14 @@ class SPRConfig(_Section):
     )
     max_new_tokens: int = Field(96, ge=8, description="Most tokens the LoRA parser generates.")
     train_steps: int = Field(300, ge=1, description="LoRA optimizer steps of `policykb train-parser`.")
+    train_on_ingest: bool = Field(
+        False,
+        description="After `ingest`, bring the LoRA parser up to date with the KB (also `policykb reindex parser`); off by "
+        "default: on two CPU cores 300 steps take ~15 min.",
+    )
+    train_budget_s: float = Field(
+        900.0, gt=0, description="Most seconds one parser refresh trains; an unfinished run resumes at the next refresh."
+    )
     batch_size: int = Field(8, ge=1, description="Training examples per step.")
     learning_rate: float = Field(2e-3, gt=0, description="AdamW learning rate of the LoRA weights.")
     lora_r: int = Field(16, ge=1, description="LoRA rank (adapters on q_proj and v_proj).")

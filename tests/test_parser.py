@@ -194,6 +194,37 @@ def test_cli_train_parser_then_parse_with_lora(cli_kb, tmp_path):
     assert "parser      lora" in parsed.output and "s-expr" in parsed.output
 
 
+def test_reindex_parser_pauses_resumes_then_is_up_to_date(cli_kb, tmp_path):
+    """A refresh stopped by its budget leaves the KB's parser alone and resumes where it stopped;
+    a finished one installs the adapter; with the KB unchanged the next one trains nothing."""
+    import shutil
+
+    from core.config import load_config
+    from spr.parsing.refresh import STAMP, refresh_parser, training_examples
+    from store.oxigraph_store import OxigraphStore
+
+    kb = tmp_path / "kb"
+    shutil.copytree(cli_kb, kb)
+    (kb / "policykb.toml").write_text("[spr]\ntrain_steps = 3\nbatch_size = 2\nmax_seq_tokens = 48\nmax_new_tokens = 8\n", encoding="utf-8")
+    config = load_config(kb_dir=kb).spr
+    store = OxigraphStore(kb / "store")
+    train, _ = training_examples(store, config)
+    assert train
+    first = refresh_parser(store, kb, config, budget_s=0.0, dev_limit=0)  # one step, then the budget is spent
+    store.close()
+    assert (first.status, first.steps_done, first.steps) == ("paused", 1, 3)
+    assert not (kb / "parser").exists() and (kb / "parser.partial" / STAMP).is_file()
+    runner = CliRunner()
+    resumed = runner.invoke(cli, ["--kb", str(kb), "reindex", "parser"])
+    assert resumed.exit_code == 0, resumed.output
+    assert "parser: trained: 3/3 steps" in resumed.output
+    assert (kb / "parser" / "adapter_config.json").is_file() and not (kb / "parser.partial").exists()
+    again = runner.invoke(cli, ["--kb", str(kb), "reindex", "parser"])
+    assert "parser: up to date: 3/3 steps" in again.output, again.output
+    parsed = runner.invoke(cli, ["--kb", str(kb), "parse", "Who issued the National Solar Plan?"])
+    assert "parser      lora" in parsed.output
+
+
 @pytest.mark.slow
 def test_parser_base_is_unpacked_once_and_reloads_identically(tmp_path, monkeypatch):
     import torch

@@ -142,12 +142,13 @@ def test_real_substring_is_kept_with_exact_offsets(kb):
 
 
 def test_multi_hop_needs_a_quote_in_each_chunk(kb):
-    both = FakeLLM(lambda p: {"question": "How do the two plans compare on support?", "reference": "Both help.", "quotes": [words(p[0], 0, 6), words(p[1], 2, 6)]})
+    both = FakeLLM(lambda p: {"question": "How do the two plans compare on support?", "reference": "Both help.", "quotes_1": [words(p[0], 0, 6)], "quotes_2": [words(p[1], 2, 6)]})
     items = generate_testset(kb.store, both, per_persona=1, seed=5, hops=("multi",), personas=["academic-researcher"])
     assert len(items) == 1 and len(items[0].chunks) == 2 and items[0].via
     assert {q.chunk for q in items[0].quotes} == set(items[0].chunks)
-    assert "BOTH passages" in both.prompts[0]
-    one = FakeLLM(lambda p: {"question": "How do the two plans compare on support?", "reference": "Both help.", "quotes": [words(p[0], 0, 6)]})
+    assert "BOTH passages" in both.prompts[0] and "'quotes_2'" in both.prompts[0]
+    one = FakeLLM(lambda p: {"question": "How do the two plans compare on support?", "reference": "Both help.", "quotes_1": [words(p[0], 0, 6)],
+                             "quotes_2": ["words that passage 2 does not hold"]})
     rejected: Counter = Counter()
     assert generate_testset(kb.store, one, per_persona=1, seed=5, hops=("multi",), personas=["academic-researcher"], rejected=rejected) == []
     assert rejected["multi_hop_one_chunk"] == 3
@@ -155,7 +156,8 @@ def test_multi_hop_needs_a_quote_in_each_chunk(kb):
 
 def test_generation_is_seeded(kb):
     def run(seed):
-        llm = FakeLLM(lambda p: {"question": f"What is said about {words(p[0], 0, 3)}?", "reference": "x", "quotes": [words(p[0], 0, 5)]})
+        llm = FakeLLM(lambda p: {"question": f"What is said about {words(p[0], 0, 3)}?", "reference": "x", "quotes": [words(p[0], 0, 5)],
+                                 "quotes_1": [words(p[0], 0, 5)], "quotes_2": [words(p[-1], 1, 5)]})
         return [i.chunks for i in generate_testset(kb.store, llm, per_persona=1, seed=seed, personas=["journalist", "general-citizen"])]
 
     assert run(7) == run(7) and run(7) != run(8)
@@ -218,7 +220,8 @@ def test_cli_generate(kb, tmp_path, monkeypatch):
     from policykb.cli import cli
     from spr.eval import personas
 
-    reply = lambda p: {"question": f"What does it say on {words(p[0], 1, 4)}?", "reference": "x", "quotes": [words(p[-1], 0, 6), words(p[0], 0, 6)]}  # noqa: E731
+    reply = lambda p: {"question": f"What does it say on {words(p[0], 1, 4)}?", "reference": "x", "quotes": [words(p[0], 0, 6)],  # noqa: E731
+                       "quotes_1": [words(p[0], 0, 6)], "quotes_2": [words(p[-1], 0, 6)]}
     real = personas.generate_file
     monkeypatch.setattr(personas, "generate_file", lambda *a, **kw: real(*a, **{**kw, "llm": FakeLLM(reply)}))
     out, stats = tmp_path / "set.jsonl", tmp_path / "stats.json"

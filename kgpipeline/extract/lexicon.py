@@ -45,7 +45,7 @@ ROLE_NAMES: Mapping[str, str] = MappingProxyType(
 # Properties that kgpipeline.extract.policy_facts states from its patterns; their wording ("amend",
 # "means") never triggers them here, or each fact would come twice and loosely.
 PATTERN_PROPERTIES = frozenset(PKB + p for p in (
-    "amends", "repeals", "cites", "definedIn", "definition", "addressee", "provisionOf", "modality", "action",
+    "amends", "repeals", "cites", "definedIn", "hasDate", "definition", "addressee", "provisionOf", "modality", "action",
     "timeLimit", "amount", "amountValue", "percentage"))  # fmt: skip
 PATTERN_CLASSES = frozenset(PKB + c for c in ("DefinedTerm", "Provision"))  # their nodes too come only from there
 DOCUMENT_STAND_INS: Mapping[str, str] = MappingProxyType(

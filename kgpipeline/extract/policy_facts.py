@@ -19,7 +19,7 @@ Legal text states its facts in a few fixed forms, so patterns are precise on it.
 * **Provisions.** A sentence with "shall", "shall not", "must", "may" or "may not" → a
   ``pkb:Provision`` node: ``pkb:modality``, ``pkb:action`` (the clause after the modal; also its
   label, which entity linking matches questions against), ``pkb:addressee`` (the actor the lexicon
-  found just before the modal), ``pkb:hasDeadline`` (a deadline in the clause), ``pkb:timeLimit``
+  found just before the modal), ``pkb:hasDeadline`` / ``pkb:hasDate`` (a deadline / another date in the clause), ``pkb:timeLimit``
   ("72 hours", "one month" after "within"/"not later than"), ``pkb:amount`` with
   ``pkb:amountValue`` ("EUR 20 000 000" → 20000000), ``pkb:percentage`` ("4 %" → 4), and
   ``pkb:provisionOf`` the act.
@@ -48,7 +48,7 @@ __all__ = ["PROPERTIES", "ActRef", "PolicyFactExtractor", "act_from_celex", "act
 LEGISLATION, DEFINED_TERM, PROVISION = PKB + "Legislation", PKB + "DefinedTerm", PKB + "Provision"
 AMENDS, REPEALS, CITES, ISSUES = PKB + "amends", PKB + "repeals", PKB + "cites", PKB + "issues"
 DEFINED_IN, DEFINITION = PKB + "definedIn", PKB + "definition"
-ADDRESSEE, PROVISION_OF, HAS_DEADLINE = PKB + "addressee", PKB + "provisionOf", PKB + "hasDeadline"
+ADDRESSEE, PROVISION_OF, HAS_DEADLINE, HAS_DATE = PKB + "addressee", PKB + "provisionOf", PKB + "hasDeadline", PKB + "hasDate"
 MODALITY, ACTION, TIME_LIMIT = PKB + "modality", PKB + "action", PKB + "timeLimit"
 AMOUNT, AMOUNT_VALUE, PERCENTAGE = PKB + "amount", PKB + "amountValue", PKB + "percentage"
 PROPERTIES = PATTERN_PROPERTIES  # stated only here; the lexicon extractor skips their trigger words
@@ -78,6 +78,8 @@ class ActRef:
 
 def _label(kind: str, year: int, number: int, org: str, suffix: str, numbered: bool) -> str:
     """The act's name in the Official Journal's style for its type and period."""
+    if kind == "Decision" and numbered:
+        return f"Decision No {number}/{year}/{suffix or 'EU'}"
     if kind == "Regulation" and (numbered or year < 2015):
         return f"Regulation ({org or ('EU' if year >= 2010 else 'EC')}) No {number}/{year}"
     if year >= 2015:
@@ -158,9 +160,8 @@ _QUOTED = r"[‘'“\"](?P<term>[^’'”\"\n]{2,80})[’'”\"]"
 _DEFINITION = re.compile(_QUOTED + r"(?:\s*(?:or|and)\s*[‘'“\"][^’'”\"\n]{2,80}[’'”\"])?\s+(?:means|shall mean|refers to)\s+")
 _DEF_END = re.compile(r";|\.\s+(?=[A-Z(])|\s\(\d+\)\s|\s\([a-z]\)\s[‘'“\"]|$")
 _MODAL = re.compile(r"\b(?P<modal>shall not|shall|must not|must|may not|may)\b(?!\s+be\s+(?:the\s+case|necessary))")
-_CLAUSE_END = re.compile(r";|\.\s|\.$|:\s*\(a\)|$")
 _TIME_LIMIT = re.compile(r"\b(?:within|not later than|no later than|at the latest)\s+(?P<limit>(?:\d+|one|two|three|four|five|six|"
-                         r"seven|eight|nine|ten|twelve|fifteen|thirty)\s+(?:working\s+|calendar\s+)?(?:hours?|days?|"
+                         r"seven|eight|nine|ten|twelve|fifteen|thirty)\s+(?:working\s+|calendar\s+)?(?:minutes?|hours?|days?|"
                          r"weeks?|months?|years?))\b", re.I)  # fmt: skip
 _MONEY = re.compile(r"(?:(?P<cur1>EUR|€)\s?(?P<n1>\d{1,3}(?:[ \u00a0,.]\d{3})+|\d+)(?:\s?(?P<m1>million|billion))?|"
                     r"(?P<n2>\d{1,3}(?:[ \u00a0,.]\d{3})+|\d+)(?:\s?(?P<m2>million|billion))?\s?(?P<cur2>EUR|euros?)\b)")  # fmt: skip
@@ -235,7 +236,7 @@ def _document_facts(document: SourceDocument, own: Mention, lex: CategoryLexicon
     return mentions, relations
 
 
-_AMENDING = re.compile(r"\b(amending|repealing|amendments? to|is amended|are amended|is repealed|are repealed|"
+_AMENDING = re.compile(r"\b(amending|repealing|amendments? (?:to|of)|is amended|are amended|is repealed|are repealed|"
                        r"is hereby repealed)\b", re.I)  # fmt: skip
 
 
@@ -265,7 +266,8 @@ def _reference_relations(text: str, refs: Sequence[ActRef], mentions: dict[tuple
         if obj is None:  # the document's own act, named in its own text
             continue
         after = text[ref.end : ref.end + 60]
-        sentence = (max(text.rfind(". ", 0, ref.start), text.rfind("; ", 0, ref.start)) + 2, ref.end)
+        cut = max(text.rfind(". ", 0, ref.start), text.rfind("; ", 0, ref.start))
+        sentence = (cut + 2 if cut >= 0 else 0, ref.end)
         if (hit := re.match(r"\s+(?:is|are)\s+(?:hereby\s+)?(repealed|amended)\b", after)) and own is not None:
             yield Relation(own, REPEALS if hit.group(1) == "repealed" else AMENDS, obj, (sentence[0], ref.end + hit.end()), hit.group().strip())
             continue
@@ -281,7 +283,7 @@ def _reference_relations(text: str, refs: Sequence[ActRef], mentions: dict[tuple
             subject = mentions.get((refs[head].start, refs[head].end), own)
             if subject is not None and subject.canonical != obj.canonical:
                 yield Relation(subject, verb, obj, (refs[head].start, ref.end), "citation")
-        elif own is not None and re.search(r"Amendments? to\s*$", text[max(0, ref.start - 20) : ref.start]):
+        elif own is not None and re.search(r"Amendments? (?:to|of)\s*$", text[max(0, ref.start - 20) : ref.start]):
             yield Relation(own, AMENDS, obj, (max(0, ref.start - 20), ref.end), "amendments to")
         elif own is not None:
             yield Relation(own, CITES, obj, sentence, "reference")
@@ -309,49 +311,101 @@ def _definitions(text: str, own: Mention | None, ctx: DocContext) -> tuple[list[
     return mentions, relations, attributes
 
 
+# The subject noun phrase just before a modal when the lexicon found no actor there: "the
+# controller shall", "Providers of high-risk AI systems shall". Role nouns of legal text are not
+# ontology classes, so the phrase becomes an actor scoped to the act (its meaning is the act's).
+_SUBJECT = re.compile(r"(?:^|[,;:]\s+|\.\s+|\b(?:where|if|when|that|and|or)\s+[^,]{0,120},\s+)"
+                      r"(?P<np>(?:[Tt]he|[Aa]n?|[Ee]ach|[Ee]very|[Aa]ny|[Aa]ll|[Ss]uch)\s+[a-z][\w\-]*(?:\s+(?:of\s+|for\s+)?"
+                      r"[a-zA-Z][\w\-]*){0,5}|[A-Z][a-z][\w\-]*(?:\s+(?:of\s+|for\s+)?[a-zA-Z][\w\-]*){0,5})\s*$")  # fmt: skip
+_NOT_A_SUBJECT = re.compile(r"\b(?:it|they|this|these|that|those|there|which|who|whom|whose|what|is|are|was|were|be|been|"
+                            r"has|have|had|not|measures?|information|data|processing|report|decision|request|notification|"
+                            r"list|plan|period|amount|fines?|infringements?|obligations?|provisions?|article|paragraph|"
+                            r"regulation|directive|act|annex|chapter|section|point|case|use|target|share|consumption|emissions?|law|declaration|"
+                            r"documentation|certificates?|mandate|establishment|transfer|assessment|system|product|procedure)\b",
+                            re.I)  # fmt: skip
+_DATE_IN_NAME = re.compile(r"\b[A-Z][\w\-]*\s+of\s+$")  # "Agreement of 13 April 2016": a date in a name
+
+
+def _clauses(text: str, s0: int, s1: int) -> Iterator[tuple[re.Match[str], int]]:
+    """(modal, clause end) for every modal of the sentence [s0, s1). A clause ends at ";", the
+    sentence end, or where the next modal's own clause begins (its comma or "while"/"and"); a
+    colon that opens a list ("shall submit: (a) …") keeps the list in the clause."""
+    modals = [m for m in _MODAL.finditer(text, s0, s1)]
+    for i, modal in enumerate(modals):
+        stop = s1
+        if i + 1 < len(modals):
+            nxt = modals[i + 1]
+            seg = max(text.rfind(", ", modal.end(), nxt.start()), text.rfind(" while ", modal.end(), nxt.start()),
+                      text.rfind(" and ", modal.end(), nxt.start()))  # fmt: skip
+            stop = seg if seg > modal.end() else nxt.start()
+        end = re.compile(r";|\.\s|\.$").search(text, modal.end(), stop)
+        yield modal, (end.start() if end and end.start() > modal.end() else stop)
+
+
 def _provisions(chunk: Chunk, found: Sequence[Mention], own: Mention | None,
                 actor_classes: frozenset[str]) -> tuple[list[Mention], list[Relation], list[Attribute]]:  # fmt: skip
-
     text = chunk.text
     mentions, relations, attributes = [], [], []
     actors = [m for m in found if m.start < m.end]
     for s0, s1 in sentence_spans(text, require_capital=False):
-        modal = _MODAL.search(text, s0, s1)
-        if modal is None or _DEFINITION.search(text, s0, modal.start()):
-            continue
-        end = _CLAUSE_END.search(text, modal.end(), s1)
-        c1 = end.start() if end and end.start() > modal.end() else s1
-        action = " ".join(text[modal.end() : c1].split()).strip(" ,")
-        if len(action.split()) < 2:
-            continue
-        short = action[:_ACTION_CHARS].rsplit(" ", 1)[0] if len(action) > _ACTION_CHARS else action
-        # The provision's identity: its chunk and position, so an edit to the text gives a new node.
-        node = Mention(text[modal.start() : modal.end()], PROVISION, modal.start(), modal.end(),
-                       f"{chunk.chunk_id}:{modal.start()}", "", short)  # fmt: skip
-        evidence = (s0, c1)
-        mentions.append(node)
-        attributes.append(Attribute(node, MODALITY, modal.group("modal"), _STRING, evidence))
-        attributes.append(Attribute(node, ACTION, action[:600], _STRING, evidence))
-        if own is not None:
-            relations.append(Relation(node, PROVISION_OF, own, evidence, modal.group("modal")))
-        subject = [m for m in actors if s0 <= m.start and m.end <= modal.start() and m.class_iri not in (PROVISION, DEFINED_TERM)
-                   and re.fullmatch(r"[\s,]*(?:(?:also|therefore|then|only|each|not)\s+)?", text[m.end : modal.start()])]  # fmt: skip
-        if subject and subject[-1].class_iri in actor_classes:
-            relations.append(Relation(node, ADDRESSEE, subject[-1], evidence, "subject"))
-        for m in actors:
-            if modal.end() <= m.start < c1 and m.class_iri == PKB + "Deadline":
-                relations.append(Relation(node, HAS_DEADLINE, m, evidence, "deadline"))
-        clause = text[modal.end() : c1]
-        for t in _TIME_LIMIT.finditer(clause):
-            attributes.append(Attribute(node, TIME_LIMIT, " ".join(t.group("limit").split()).lower(), _STRING, evidence))
-        for money in _MONEY.finditer(clause):
-            value = _money_value(money)
-            if value is not None:
-                attributes.append(Attribute(node, AMOUNT, " ".join(money.group().split()), _STRING, evidence))
-                attributes.append(Attribute(node, AMOUNT_VALUE, value, _DECIMAL, evidence))
-        for pct in _PERCENT.finditer(clause):
-            attributes.append(Attribute(node, PERCENTAGE, pct.group("n").replace(",", "."), _DECIMAL, evidence))
+        first = True
+        for modal, c1 in _clauses(text, s0, s1):
+            if _DEFINITION.search(text, s0, modal.start()):
+                break
+            action = " ".join(text[modal.end() : c1].split()).strip(" ,")
+            if len(action.split()) < 2:
+                continue
+            short = action[:_ACTION_CHARS].rsplit(" ", 1)[0] if len(action) > _ACTION_CHARS else action
+            a0 = modal.end() + len(text[modal.end() : c1]) - len(text[modal.end() : c1].lstrip(" ,"))
+            a1 = min(c1, a0 + _ACTION_CHARS)
+            # The action is the provision's mention; its identity is its chunk and position.
+            node = Mention(text[a0:a1], PROVISION, a0, a1, f"{chunk.chunk_id}:{modal.start()}", "", short)
+            evidence = (s0, c1)
+            mentions.append(node)
+            attributes.append(Attribute(node, MODALITY, modal.group("modal"), _STRING, evidence))
+            attributes.append(Attribute(node, ACTION, action[:600], _STRING, evidence))
+            if own is not None:
+                relations.append(Relation(node, PROVISION_OF, own, evidence, modal.group("modal")))
+            who = _addressee(text, s0, modal, actors, actor_classes, own)
+            if who is not None:
+                mentions.extend([who] if who not in actors else [])
+                relations.append(Relation(node, ADDRESSEE, who, evidence, "subject"))
+            # Dates of the clause, and in the first clause those before the modal ("By 17 October 2024, …").
+            lo = s0 if first else modal.end()
+            for m in actors:
+                if lo <= m.start < c1 and m.class_iri in (PKB + "Deadline", PKB + "Date") and not _DATE_IN_NAME.search(text, max(0, m.start - 60), m.start):
+                    relations.append(Relation(node, HAS_DEADLINE if m.class_iri == PKB + "Deadline" else HAS_DATE, m, evidence, "date"))
+            clause = text[modal.end() : c1]
+            for t in _TIME_LIMIT.finditer(clause):
+                attributes.append(Attribute(node, TIME_LIMIT, " ".join(t.group("limit").split()).lower(), _STRING, evidence))
+            for money in _MONEY.finditer(clause):
+                value = _money_value(money)
+                if value is not None:
+                    attributes.append(Attribute(node, AMOUNT, " ".join(money.group().split()), _STRING, evidence))
+                    attributes.append(Attribute(node, AMOUNT_VALUE, value, _DECIMAL, evidence))
+            for pct in _PERCENT.finditer(clause):
+                attributes.append(Attribute(node, PERCENTAGE, pct.group("n").replace(",", "."), _DECIMAL, evidence))
+            first = False
     return mentions, relations, attributes
+
+
+def _addressee(text: str, s0: int, modal: re.Match[str], actors: Sequence[Mention], actor_classes: frozenset[str],
+               own: Mention | None) -> Mention | None:  # fmt: skip
+    """The actor the lexicon found right before the modal, else the subject noun phrase."""
+    near = [m for m in actors if s0 <= m.start and m.end <= modal.start() and m.class_iri in actor_classes
+            and re.fullmatch(r"[\s,]*(?:(?:also|therefore|then|only|each|not)\s+)?", text[m.end : modal.start()])]  # fmt: skip
+    if near:
+        return near[-1]
+    m = _SUBJECT.search(text, s0, modal.start())
+    if m is None:
+        return None
+    np = m.group("np")
+    if len(np.split()) > 6 or _NOT_A_SUBJECT.search(np):
+        return None
+    start = m.start("np")
+    name = re.sub(r"^(?:the|a|an|each|every|any|all|such)\s+", "", np, flags=re.I)
+    scope = own.canonical if own is not None else ""
+    return Mention(np, PKB + "Actor", start, start + len(np), normalize_name(name), scope, name[:1].lower() + name[1:] if name[:1].isupper() and not name[1:2].isupper() else name)
 
 
 def _money_value(m: re.Match[str]) -> str | None:

@@ -48,6 +48,14 @@ def ingest(app: AppContext, paths: tuple[Path, ...], category: str | None, extra
         click.echo(line)
     if tracker.totals.requests:
         click.echo(tracker.summary())
+    if app.config.spr.train_on_ingest and (summary.added or summary.updated):
+        click.echo(f"parser: {_refresh_parser(app)}")
+
+
+def _refresh_parser(app: AppContext) -> str:
+    from spr.parsing.refresh import refresh_parser
+
+    return refresh_parser(app.store(), app.config.kb_dir, app.config.spr, app.config.spr.train_budget_s).line()
 
 
 @click.command()
@@ -56,10 +64,16 @@ def ingest(app: AppContext, paths: tuple[Path, ...], category: str | None, extra
 @click.pass_obj
 @one_line_errors
 def reindex(app: AppContext, index: str | None, no_cache: bool) -> None:
-    """Rebuild one derived index (e.g. weights, questions) or, without INDEX, all of them."""
+    """Rebuild one derived index (e.g. weights, questions) or, without INDEX, all of them.
+
+    ``parser`` brings the LoRA parser up to date with the KB instead (within [spr] train_budget_s;
+    an unfinished run resumes next time)."""
     from core.usage import UsageTracker
     from kgpipeline.pipeline import derived_stages
 
+    if index == "parser":
+        click.echo(f"parser: {_refresh_parser(app)}")
+        return
     tracker = UsageTracker()
     for stage in derived_stages(app.config, tracker, False if no_cache else None, only=index):
         click.echo(f"{stage.name}: {stage.run(app.store(), app.config.kb_dir)}")

@@ -8,7 +8,8 @@ Seven personas (:data:`PERSONAS`) ask questions of the corpus, each in two shape
   ``max_fanout`` chunks skipped (they join everything) — else two chunks of the same document.
 
 The [llm] model gets the persona's description and the chunk text(s) and writes JSON
-``{question, reference, quotes}`` (:data:`SCHEMA`, at most 3 quotes). Every quote must be a
+``{question, reference, quotes}`` (:data:`SCHEMA`, at most 3 quotes; a multi-hop reply has one list
+per passage, :data:`MULTI_SCHEMA`, 1-2 quotes each, so the model cannot skip the second passage). Every quote must be a
 verbatim substring of one of the chunks shown (:func:`locate_quote`: exact, else with whitespace
 runs matched loosely and the first letter in either case; a quote cut by the schema's length bound
 may lose its last one or two words; the exact substring of the chunk and its offsets are stored); unverified
@@ -81,10 +82,22 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "question": {"type": "string", "maxLength": 300},
         "reference": {"type": "string", "maxLength": 500},
-        "quotes": {"type": "array", "items": {"type": "string", "maxLength": 250}, "maxItems": 3},
+        "quotes": {"type": "array", "items": {"type": "string", "maxLength": 250}, "maxItems": 3},  # QUOTE_LENGTH
     },
     "required": ["question", "reference", "quotes"],
 }
+_QUOTE = {"type": "string", "maxLength": 250}
+MULTI_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "question": SCHEMA["properties"]["question"],
+        "reference": SCHEMA["properties"]["reference"],
+        "quotes_1": {"type": "array", "items": _QUOTE, "minItems": 1, "maxItems": 2},
+        "quotes_2": {"type": "array", "items": _QUOTE, "minItems": 1, "maxItems": 2},
+    },
+    "required": ["question", "reference", "quotes_1", "quotes_2"],
+}
+QUOTE_LENGTH = 250  # the schemas' bound on one quote
 SYSTEM = (
     "You write evaluation questions for a question-answering system over policy documents. Every question must be "
     "answerable from the passages given, and every quote must be copied word for word from them."
@@ -373,9 +386,9 @@ def prompt(persona: str, chunks: Sequence[Unit], *, max_words: int = 200, via: s
         task = (
             "Write ONE question this person would ask whose answer needs BOTH passages: it must combine a fact from "
             "passage 1 with a fact from passage 2" + (f" (they are linked by {via.split(': ', 1)[-1]})" if via and via != "same document" else "")
-            + ". Then the reference answer (at most 60 words, only from the passages), and 2 or 3 short quotes (a "
-            "sentence or phrase each) copied word for word from the passages that support it: at least one from passage 1 "
-            "and one from passage 2."
+            + ". Then the reference answer (at most 60 words, only from the passages), and the short quotes (a sentence "
+            "or phrase each) copied word for word that support it: 'quotes_1' (1 or 2) from passage 1 and 'quotes_2' (1 or 2) "
+            "from passage 2."
         )
     else:
         task = (
@@ -383,10 +396,10 @@ def prompt(persona: str, chunks: Sequence[Unit], *, max_words: int = 200, via: s
             "words, only from the passage), and 1 to 3 short quotes (a sentence or phrase each) copied word for word from "
             "the passage that support it."
         )
+    keys = "'quotes_1' and 'quotes_2' (lists of strings)" if len(chunks) > 1 else "'quotes' (a list of strings)"
     user = (
         f"Persona: {PERSONAS[persona]}\n\n{passages}\n\n{task} The question must make sense without seeing the passages "
-        "(name the act or topic instead of saying 'the passage'). Reply as JSON with keys 'question', 'reference', "
-        "'quotes' (a list of strings)."
+        f"(name the act or topic instead of saying 'the passage'). Reply as JSON with keys 'question', 'reference', {keys}."
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
@@ -395,15 +408,17 @@ def generate_one(
     llm: LLM, persona: str, chunks: Sequence[Unit], *, max_words: int = 200, via: str = "", max_tokens: int = 400,
     temperature: float | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
-    """One model reply (question, reference, quotes) or None and the rejection reason."""
+    """One model reply (question, reference, quotes: a multi-hop reply's two lists joined) or None
+    and the rejection reason."""
+    schema = MULTI_SCHEMA if len(chunks) > 1 else SCHEMA
     try:
-        reply = llm.complete_json(prompt(persona, chunks, max_words=max_words, via=via), SCHEMA, max_tokens=max_tokens, temperature=temperature)
+        reply = llm.complete_json(prompt(persona, chunks, max_words=max_words, via=via), schema, max_tokens=max_tokens, temperature=temperature)
     except (ModelUnavailableError, ModelNotFoundError):
         raise
     except ModelError as exc:
         return None, "invalid_output" if isinstance(exc, ModelOutputError) else "model_error"
     question, reference = str(reply.get("question") or "").strip(), str(reply.get("reference") or "").strip()
-    quotes = reply.get("quotes")
+    quotes = reply.get("quotes") if len(chunks) == 1 else [*(reply.get("quotes_1") or []), *(reply.get("quotes_2") or [])]
     if len(question.split()) < 4 or not reference or not isinstance(quotes, list):
         return None, "empty"
     return {"question": question, "reference": reference, "quotes": [q for q in quotes if isinstance(q, str)]}, ""
@@ -467,7 +482,7 @@ def generate_testset(
             if reply is None:
                 rejects[why] = rejects.get(why, 0) + 1
                 continue
-            quotes, bad = verify_quotes(reply["quotes"], units, cut_at=SCHEMA["properties"]["quotes"]["items"]["maxLength"])
+            quotes, bad = verify_quotes(reply["quotes"], units, cut_at=QUOTE_LENGTH)
             rejects["bad_quotes"] = rejects.get("bad_quotes", 0) + bad
             if not quotes:
                 rejects["no_verified_quote"] = rejects.get("no_verified_quote", 0) + 1

@@ -6,7 +6,11 @@ Bottom-up over the tree, keeping at most ``beam`` alternatives per node, each wi
 - an entity label → the linker's top-k1 entities;
 - a JOIN → for each alternative of its argument, the *anchors* (the linked entity, or up to
   ``anchor_limit`` members of the grounded sub-expression, found by running it), then the top-k2
-  relations adjacent to those anchors. Multi-hop questions are grounded hop by hop this way: the
+  relations adjacent to those anchors. A JOIN over an entity label also links it constrained by
+  the relation (``constrained_k``): among the label's wider top matches, the entities that have
+  the best-matching relation compete too — "the time limit of <a provision's wording>" needs the
+  provision that has a time limit, which plain top-k1 linking over thousands of look-alike
+  provisions rarely holds. Multi-hop questions are grounded hop by hop this way: the
   second relation is chosen among those the first hop's results actually have;
 - ARGMAX/ARGMIN/TC/comparisons → literal-valued relations of the members (or of the KB);
 - a class label → the closest ontology classes; AND also offers the other side alone, with a
@@ -48,6 +52,7 @@ class GroundingOptions:
     beam: int
     anchor_limit: int
     class_drop_penalty: float
+    constrained_k: int = 0
 
 
 class Grounder:
@@ -106,7 +111,25 @@ class Grounder:
             for cand in self.relations.match(relation.ref.text, anchors, relation.reverse):
                 grounded = Join(Relation(Iri(cand.relation), cand.reverse), alt.node)  # type: ignore[arg-type]
                 out.append(Grounding(grounded, alt.score * cand.score, alt.entities, alt.relations + (cand,)))
+        if isinstance(arg, Entity) and isinstance(arg.ref, Label) and not isinstance(relation.ref, Iri) and self.options.constrained_k:
+            out += self._constrained(relation, arg.ref.text)
         return self._top(out)
+
+    def _constrained(self, relation: Relation, text: str) -> list[Grounding]:
+        """Relation-constrained linking (module docstring): the wide candidates that have the
+        best relation, scored like any other alternative."""
+        wide = self.linker.link(text, wide=self.options.constrained_k)
+        best = self.relations.match(relation.ref.text, [c.entity for c in wide], relation.reverse)[:1]  # type: ignore[union-attr]
+        if not best:
+            return []
+        having = self.relations.having(best[0], [c.entity for c in wide])
+        out = []
+        for c in (c for c in wide if c.entity in having):
+            grounded = Join(Relation(Iri(best[0].relation), best[0].reverse), Entity(Iri(c.entity)))
+            out.append(Grounding(grounded, c.score * best[0].score, (c,), (best[0],)))
+            if len(out) >= self.options.beam:
+                break
+        return out
 
     def _and(self, left: Node, right: Node) -> list[Grounding]:
         lefts, rights = self._ground(left), self._ground(right)

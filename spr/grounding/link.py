@@ -142,14 +142,15 @@ class EntityLinker:
     def has_weights(self) -> bool:
         return bool(self.links)
 
-    def link(self, label: str) -> list[EntityCandidate]:
-        """Top-k entity candidates for a label, best first (empty for an empty index)."""
+    def link(self, label: str, wide: int = 0) -> list[EntityCandidate]:
+        """Top-k entity candidates for a label, best first (empty for an empty index); with
+        ``wide``, the top ``wide`` instead (relation-constrained linking filters those)."""
         text = normalize_surface(label)
         if not text or not len(self.index):
             return []
-        hits = self.index.search(self.embedder.embed(text), self.search_k)[0]
+        hits = self.index.search(self.embedder.embed(text), max(self.search_k, wide))[0]
         pairs = [(h.id, h.score) for h in hits]
         # An exact form always competes, even when FAISS ranks near-duplicates above it.
         if text in self.labels.surfaces and text not in {s for s, _ in pairs}:
             pairs.append((text, 1.0))
-        return rank_candidates(label, pairs, self.labels, self.links, self.top_k, self.use_weights, self.relative)
+        return rank_candidates(label, pairs, self.labels, self.links, wide or self.top_k, self.use_weights, self.relative)

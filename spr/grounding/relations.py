@@ -186,6 +186,15 @@ class RelationMatcher:
         scored = self.matcher.similarities(label, sorted({p for p, _ in found}))
         return rank_relations(label, scored, found, reverse, self.lexicon, self.top_k, self.flip_penalty)
 
+    def having(self, candidate: RelationCandidate, entities: Sequence[str]) -> set[str]:
+        """The ``entities`` that have ``candidate``'s relation on the candidate's side."""
+        if not entities:
+            return set()
+        values = " ".join(sparql_term(named_node(e)) for e in entities)
+        pattern = f"?e {sparql_term(named_node(candidate.relation))} ?x" if candidate.reverse else f"?x {sparql_term(named_node(candidate.relation))} ?e"
+        rows = self.store.select(f"SELECT DISTINCT ?e WHERE {{ VALUES ?e {{ {values} }} {pattern} }}").rows
+        return {r["e"].value for r in rows}  # type: ignore[union-attr]
+
     def match_attribute(self, label: str, members: Sequence[str] | None) -> list[RelationCandidate]:
         """Top-k literal-valued relations of ``members`` (or of the whole KB when None), for the
         relation of lt/le/gt/ge, ARGMAX/ARGMIN and TC: the member is the subject."""

@@ -27,6 +27,7 @@ from core.text import stem
 from spr.grounding.relations import EXCLUDED, Term
 from spr.grounding.sexpr import And, Class, Count, Entity, Expr, Join, Label, Relation, to_text
 from spr.parsing.candidate import ParseCandidate
+from spr.parsing.policy_forms import policy_parse
 
 NAME = "rules"
 _WORD = re.compile(r"\w+(?:[-.:/]\w+)*|'s\b")
@@ -83,6 +84,14 @@ class RuleParser:
         self.max_len = max((len(k) for k in self.phrases), default=0)
 
     def parse(self, question: str) -> list[ParseCandidate]:
+        """The policy-fact shapes first (:mod:`spr.parsing.policy_forms`), then the generic ones."""
+        policy = [ParseCandidate(e, to_text(e), 1.0) for e in policy_parse(question)]
+        generic = self._generic(question)
+        if policy:
+            generic = [ParseCandidate(c.expr, c.text, c.score * 0.5) for c in generic]
+        return list({c.text: c for c in [*policy, *generic]}.values())
+
+    def _generic(self, question: str) -> list[ParseCandidate]:
         toks = [_Tok(m.group(), m.start(), m.end()) for m in _WORD.finditer(question)]
         if not toks:
             return []

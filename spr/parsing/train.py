@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -87,9 +88,15 @@ def train_parser(
     gguf_path: Path | None = None,
     base: tuple[Any, Any] | None = None,
     max_seconds: float | None = None,
+    resume_from: Path | None = None,
+    start_step: int = 0,
+    evaluate: bool = True,
 ) -> TrainReport:
     """Train, save the adapter in ``out_dir`` and report dev exact match. ``max_seconds`` stops
-    training early (the report gives the steps actually taken); the schedule still spans ``steps``."""
+    training early (the report gives the steps actually taken); the schedule still spans ``steps``.
+    ``resume_from`` (an adapter saved by an earlier, stopped run) and ``start_step`` continue that
+    run where it stopped: same data order and learning-rate schedule; the optimizer's moments start
+    afresh. ``evaluate`` False skips the dev exact match (reported as -1), for an unfinished run."""
     import torch
     from peft import LoraConfig, get_peft_model
 
@@ -105,7 +112,12 @@ def train_parser(
         r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
         task_type="CAUSAL_LM",
     )
-    model = get_peft_model(model, lora)
+    if resume_from is not None:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(resume_from), is_trainable=True)
+    else:
+        model = get_peft_model(model, lora)
     encoded = [encode(tokenizer, e, config.max_seq_tokens) for e in train]
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 10) * max(0.05, 1 - s / steps))
@@ -113,12 +125,23 @@ def train_parser(
     losses: list[float] = []
     started = time.perf_counter()
     order: list[int] = []
-    for step in range(1, steps + 1):
+
+    def next_batch() -> list[int]:
+        nonlocal order
         if len(order) < config.batch_size:  # epochs: reshuffle when the pass runs out
             more = list(range(len(encoded)))
             rng.shuffle(more)
             order += more
         picked, order = order[: config.batch_size], order[config.batch_size :]
+        return picked
+
+    with warnings.catch_warnings():  # replaying the schedule before any optimizer step is intended
+        warnings.simplefilter("ignore", UserWarning)
+        for _ in range(start_step):  # a resumed run replays the data order and the schedule
+            next_batch()
+            schedule.step()
+    for step in range(start_step + 1, steps + 1):
+        picked = next_batch()
         batch = {k: v.to(device) for k, v in _batch([encoded[i] for i in picked], tokenizer.pad_token_id).items()}
         loss = model(**batch).loss
         loss.backward()
@@ -139,9 +162,11 @@ def train_parser(
     targets = sorted({to_text(parse(e.sexpr)) for e in train})
     (out_dir / TARGETS_FILE).write_text("\n".join(targets) + "\n", encoding="utf-8")
     started = time.perf_counter()
-    dev_em = exact_match(LoRAParser(out_dir, beams=1, max_new_tokens=config.max_new_tokens, model=model, tokenizer=tokenizer), dev)
+    dev_em = (exact_match(LoRAParser(out_dir, beams=1, max_new_tokens=config.max_new_tokens, model=model, tokenizer=tokenizer), dev)
+              if evaluate else -1.0)  # fmt: skip
+    tail = losses[-10:] or [float("nan")]
     report = TrainReport(
-        len(losses), len(train), len(dev), round(losses[0], 4), round(sum(losses[-10:]) / len(losses[-10:]), 4),
+        len(losses), len(train), len(dev), round(losses[0] if losses else float("nan"), 4), round(sum(tail) / len(tail), 4),
         round(dev_em, 4), round(train_s, 1), round(time.perf_counter() - started, 1), str(out_dir),
     )
     meta = {
@@ -150,3 +175,8 @@ def train_parser(
     }
     (out_dir / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return report
+
+
+def evaluate_adapter(adapter_dir: Path, dev: Sequence[Example], config: SPRConfig) -> float:
+    """Dev exact match of a saved adapter (greedy decoding, as the retriever parses)."""
+    return exact_match(LoRAParser(Path(adapter_dir), beams=1, max_new_tokens=config.max_new_tokens), dev)

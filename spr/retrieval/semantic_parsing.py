@@ -104,7 +104,7 @@ class SemanticParsingRetriever:
             self.linker,
             RelationMatcher(store, embedder, self.properties, top_k=c.relation_top_k, flip_penalty=c.flip_penalty),
             ClassMatcher(embedder, read_terms(store, "class")),
-            GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty),
+            GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty, c.constrained_k),
         )
         self.parser = parser or load_parser(c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens)
 

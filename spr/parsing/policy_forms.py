@@ -1,0 +1,90 @@
+"""Question shapes of the policy facts (kgpipeline/extract/policy_facts.py), for the rule parser.
+
+People ask about definitions, time limits, amounts, percentages, dates and addressees in a few
+recurring shapes; each maps to one relation of the policy facts, applied to what the rest of the
+question describes (a defined term, or a provision's wording, which relation-constrained linking
+matches against the provisions that have that relation):
+
+    What does 'personal data' mean under the GDPR?      (JOIN (R [ definition ]) [ personal data (GDPR) ])
+    How does the AI Act define a 'provider'?            (JOIN (R [ definition ]) [ provider (AI Act) ])
+    Within how many hours must a breach be notified?    (JOIN (R [ time limit ]) [ a breach be notified ])
+    How much can the fine for X be?                     (JOIN (R [ amount ]) [ the fine for X ])
+    What percentage of turnover caps the fine for X?    (JOIN (R [ percentage ]) [ turnover caps the fine for X ])
+    By when must Member States adopt the measures?      (JOIN (R [ has deadline ]) [ Member States adopt the measures ])
+    From what date does the AI Act apply?               (JOIN (R [ has date ]) [ the AI Act apply ])
+    Who must notify a breach to the authority?          (JOIN (R [ addressee ]) [ notify a breach to the authority ])
+
+Relation labels are the ontology's (``rdfs:label``); the grounder still ranks relations by
+similarity, so a KB without policy facts simply finds nothing here and the generic shapes follow.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spr.grounding.sexpr import Entity, Expr, Join, Label, Relation
+
+_QUOTED = re.compile(r"(?:^|[\s(])[‘'“\"](?P<term>[^’'”\"]{2,80})[’'”\"]")
+_ACT = re.compile(r"\b(?:under|in|of|by|according to|for the purposes of)\s+(?:the\s+)?(?P<act>(?:[A-Z][\w\-/()]*\s*){1,5})\s*\??$")
+_ACT_FIRST = re.compile(r"^(?:how|what)\s+(?:does|do)\s+(?:the\s+)?(?P<act>(?:[A-Z][\w\-/()]*\s*){1,5}?)\s+(?:define|mean by)\b", re.I)
+_DEFINE = re.compile(r"\b(?:mean|means|meant|define|defines|defined|definition|counts? as|who is|what is|what are)\b", re.I)
+_UNQUOTED_DEF = re.compile(
+    r"^(?:what|who)\s+(?:is|are)\s+(?:meant\s+by\s+)?(?:an?\s+|the\s+)?(?P<term>[\w\- ]{2,60}?)\s+"
+    r"(?:under|according to|in|within the meaning of)\s+(?:the\s+)?(?P<act>[A-Z][\w\- ]{1,40}?)\s*\?$", re.I)  # fmt: skip
+_LEAD = re.compile(
+    r"^(?:(?:could|can|is|are|does|do)\b[^?]*\?\s*)?"  # "Could …? Below how many …" keeps the second question
+)
+# (pattern of the asking words, relation label); the first match wins, so the specific come first.
+_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), label)
+    for p, label in (
+        (r"\b(?:within|in|after)\s+how\s+(?:many|much)\s+(?:hours|days|weeks|months|years|time)\b|\bhow\s+long\b|"
+         r"\bhow\s+many\s+(?:hours|days|weeks|months|years)\b|\bwhat\s+(?:is\s+the\s+)?time\s+limit\b", "time limit"),
+        (r"\bwhat\s+(?:percentage|share|per\s?cent|proportion)\b|\bhow\s+many\s+per\s?cent\b", "percentage"),
+        (r"\bhow\s+much\b|\b(?:maximum|highest)\s+(?:fine|amount|penalty)\b|\bin\s+euros?\b", "amount"),
+        (r"\bby\s+(?:when|what\s+date|which\s+date)\b", "has deadline"),  # "the deadline of X" is the generic shape
+        (r"\b(?:from|as\s+of|since)\s+(?:when|what\s+date|which\s+date)\b|\bwhen\s+(?:does|do|did|will|shall)\b", "has date"),
+        (r"^(?:who|which\s+(?:body|authority|actor|entity|institution|party))\s+(?:must|shall|has\s+to|have\s+to|is\s+required\s+to|"
+         r"should|may|can|is\s+responsible\s+for)\b", "addressee"),
+    )
+)  # fmt: skip
+_FILLER = re.compile(r"\b(?:must|shall|should|may|can|could|does|do|did|is|are|was|were|be|been|has|have|to|the|a|an|what|which|"
+                     r"who|when|how|many|much|at\s+most|at\s+the\s+latest|up\s+to|where\s+feasible|generally)\b", re.I)  # fmt: skip
+
+
+def policy_parse(question: str) -> list[Expr]:
+    """Labelled S-expressions for a policy-fact question, best first; [] when no shape fits."""
+    q = " ".join(question.split())
+    out: list[Expr] = []
+    term = _definition_term(q)
+    if term:
+        out.append(Join(Relation(Label("definition"), reverse=True), Entity(Label(term))))
+    body = _LEAD.sub("", q) if "?" in q[:-1] else q
+    for pattern, label in _SHAPES:
+        m = pattern.search(body)
+        if m is None:
+            continue
+        rest = _rest(body[: m.start()] + " " + body[m.end() :])
+        if rest:
+            out.append(Join(Relation(Label(label), reverse=True), Entity(Label(rest))))
+        break
+    return out
+
+
+def _definition_term(q: str) -> str:
+    """The defined term a definition question asks about, with its act ("provider (AI Act)")."""
+    quoted = _QUOTED.search(q)
+    if quoted and _DEFINE.search(q):
+        term = quoted.group("term").strip()
+        act = _ACT.search(q[quoted.end() :]) or _ACT_FIRST.search(q)
+        return f"{term} ({act.group('act').strip()})" if act else term
+    m = _UNQUOTED_DEF.match(q)
+    if m and len(m.group("term").split()) <= 5 and not re.search(r"\b(?:deadline|fine|amount|date|limit)\b", m.group("term"), re.I):
+        return f"{m.group('term').strip()} ({m.group('act').strip()})"
+    return ""
+
+
+def _rest(text: str) -> str:
+    """What remains of the question once the asking words are gone: the provision's description."""
+    words = _FILLER.sub(" ", text.replace("?", " ")).split()
+    return " ".join(words).strip(" ,.")

@@ -1,0 +1,57 @@
+"""Question shapes of the policy facts (spr/parsing/policy_forms.py) and their place in the rule parser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.resources import resource_dir
+from spr.grounding.relations import read_terms
+from spr.grounding.sexpr import to_text
+from spr.parsing.policy_forms import policy_parse
+from spr.parsing.rules import RuleParser
+from store.ontologies import put_ontologies
+from store.oxigraph_store import OxigraphStore
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What does 'data holder' mean under the Data Sharing Act?", "(JOIN (R [ definition ]) [ data holder (Data Sharing Act) ])"),
+        ("How does the Grid Code define a ‘balancing service’?", "(JOIN (R [ definition ]) [ balancing service (Grid Code) ])"),
+        ("What is meant by “storage unit”?", "(JOIN (R [ definition ]) [ storage unit ])"),
+        ("What is curtailment according to the Grid Code?", "(JOIN (R [ definition ]) [ curtailment (Grid Code) ])"),
+        ("Within how many days must an operator publish the connection offer?",
+         "(JOIN (R [ time limit ]) [ operator publish connection offer ])"),
+        ("How much can the fine for late reporting be?", "(JOIN (R [ amount ]) [ fine for late reporting ])"),
+        ("What percentage of turnover caps the penalty for late reporting?",
+         "(JOIN (R [ percentage ]) [ of turnover caps penalty for late reporting ])"),
+        ("By when must Member States adopt the transposition measures?",
+         "(JOIN (R [ has deadline ]) [ Member States adopt transposition measures ])"),
+        ("From what date does the Grid Code apply?", "(JOIN (R [ has date ]) [ Grid Code apply ])"),
+        ("Who must notify the regulator of a grid incident?", "(JOIN (R [ addressee ]) [ notify regulator of grid incident ])"),
+    ],
+)  # fmt: skip
+def test_policy_shapes(question, expected):
+    assert to_text(policy_parse(question)[0]) == expected
+
+
+def test_other_questions_have_no_policy_shape():
+    for question in ("Who issued the National Solar Plan?", "What is the deadline of the Solar Monitoring Center?",
+                     "Which plans does the Notice support?"):  # fmt: skip
+        assert policy_parse(question) == []
+
+
+@pytest.fixture(scope="module")
+def rules():
+    store = OxigraphStore()
+    put_ontologies(store, resource_dir(Path("ontologies")))
+    return RuleParser(read_terms(store, "property"))
+
+
+def test_the_rule_parser_puts_policy_shapes_first_and_keeps_its_own_reading(rules):
+    out = rules.parse("Who must approve the plan issued by the Energy Bureau?")
+    assert out[0].text.startswith("(JOIN (R [ addressee ])") and out[0].score == 1.0
+    assert len(out) > 1 and all(c.score <= 0.5 for c in out[1:])
+    assert rules.parse("Who issued the National Solar Plan?")[0].score == 1.0  # no shape: generic as before
