@@ -2,8 +2,8 @@
 
 The set is ``bench/structured/eu_regulations.jsonl`` (hand-checked, gold answers read from the
 text of ``eu_regulations_pypi``; ``bench/check_structured.py`` verifies it). The KB is the one
-``bench/eval_retrieval.py --set dev-eu`` builds over the same corpus (same cache folder), rebuilt
-when the build settings changed.
+``bench/eval_retrieval.py --set dev-eu`` builds over the same corpus, without the stages no mode
+here reads (communities, precomputed sentences), in its own cache folder.
 
 Hits@1 (:func:`hit`), one question at a time:
 
@@ -62,12 +62,20 @@ def _dates(text: str) -> set[str]:
     return out
 
 
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _numbers(text: str) -> list[float]:
+    words = " ".join(_NUMBER_WORDS.get(w, w) for w in text.split())
+    return [float(n.replace(" ", "").replace(",", ".")) for n in re.findall(r"\d+(?:[ ,.]\d+)*", words)]
+
+
 def hit(answer: str, golds: list[str]) -> bool:
-    a = norm(answer)
+    a = " ".join(_NUMBER_WORDS.get(w, w) for w in norm(answer).split())
     if not a:
         return False
     for gold in golds:
-        g = norm(gold)
+        g = " ".join(_NUMBER_WORDS.get(w, w) for w in norm(gold).split())
         if not g:
             continue
         if g in a or (a in g and len(a) >= 0.5 * len(g)):
@@ -77,6 +85,8 @@ def hit(answer: str, golds: list[str]) -> bool:
             return True  # an amount in another spelling
         if _dates(gold) and _dates(gold) & _dates(answer):
             return True
+        if re.fullmatch(r"\d+(?:[.,]\d+)?", a) and re.fullmatch(r"\d+(?:[.,]\d+)?\s?%", g) and _numbers(a) == _numbers(g):
+            return True  # a percentage value (4) against its written form (4 %)
     return False
 
 
@@ -94,6 +104,7 @@ def main() -> int:
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=None, help="KB cache folder (default: the user cache)")
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the KB even if its settings are unchanged (after extractor changes)")
     ap.add_argument("--show", type=int, default=0, help="print this many parses (right and wrong)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--set-config", action="append", default=[], metavar="section.key=value",
@@ -109,9 +120,12 @@ def main() -> int:
         "questions": config.questions.model_copy(update={"build": False}),
         "communities": config.communities.model_copy(update={"build": False}),
     })  # fmt: skip
-    cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}"
+    # Its own cache: no stage here reads keywords, communities or precomputed sentences.
+    config = config.model_copy(update={"answer": config.answer.model_copy(update={"precompute_sentences": False}),
+                                       "docgraph": config.docgraph.model_copy(update={"keywords": False})})  # fmt: skip
+    cache = (args.cache or user_cache_dir()) / f"structured-{Path(args.embed).name}"
     t0 = time.perf_counter()
-    kb_config, note = prepare_kb(dataset, config, cache, ingest_summary, reindex=reindex_summary)
+    kb_config, note = prepare_kb(dataset, config, cache, ingest_summary, rebuild=args.rebuild, reindex=reindex_summary)
     print(note, f"({time.perf_counter() - t0:.0f} s)", flush=True)
     for spec in args.set_config:
         key, value = spec.split("=", 1)
@@ -122,7 +136,7 @@ def main() -> int:
     rows = []
     with KnowledgeBase.open(kb_config) as kb:
         spr, dual, vector = kb.retriever("spr"), kb.retriever("dual"), kb.retriever("vector")
-        k = kb.config.retrieval.k
+        k = kb.config.answer.k
         for item in items:
             golds = item["answers"]
             t = time.perf_counter()
@@ -137,7 +151,8 @@ def main() -> int:
                 "parse": found.trace.parse, "grounded": found.trace.sexpr, "spr_answer": spr_answer[:200],
                 "spr": hit(spr_answer, golds) or hit(found.trace.answers[0] if found.trace.answers else "", golds),
                 "spr_answered": bool(answers), "dual": hit(first_item(d), golds), "dual_facts": sum(e.kind == "triple" for e in d.evidence),
-                "vector": hit(first_item(v), golds), "spr_ms": spr_ms, "parse_ms": found.trace.timings_ms.get("spr.parse", 0.0),
+                "vector": hit(first_item(v), golds), "spr_ms": spr_ms,
+                "confidence": max((e.confidence or 0.0 for e in found.evidence), default=0.0), "parse_ms": found.trace.timings_ms.get("spr.parse", 0.0),
             })  # fmt: skip
 
     by_type: dict[str, list[dict]] = defaultdict(list)
@@ -154,6 +169,10 @@ def main() -> int:
     with_facts = [r for r in rows if r["dual_facts"]]
     print(f"\nSPR answered {len(answered)}/{len(rows)}; precision of its first answers {precision:.3f}; "
           f"dual put facts first on {len(with_facts)} questions, right on {sum(r['dual'] for r in with_facts)}")
+    print("\n| facts_min_confidence | questions with facts | precision |\n|---|---|---|")
+    for t in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+        kept = [r for r in answered if r["confidence"] >= t]
+        print(f"| {t:.1f} | {len(kept)} | {sum(r['spr'] for r in kept) / len(kept) if kept else 0.0:.3f} |")
     lat = sorted(r["spr_ms"] for r in rows)
     print(f"SPR latency p50 {statistics.median(lat):.0f} ms, p95 {lat[int(0.95 * (len(lat) - 1))]:.0f} ms; "
           f"parse p50 {statistics.median(r['parse_ms'] for r in rows):.1f} ms")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -107,15 +106,21 @@ def all_facts(data: Path) -> list[dict]:
     return sorted(records, key=lambda r: r["fact_id"])
 
 
+def _rank(seed: int, fact_id: str) -> str:
+    return hashlib.sha1(f"{seed}:{fact_id}".encode()).hexdigest()
+
+
 def stratified(records: list[dict], per_type: int, total: int, seed: int) -> list[dict]:
-    """``per_type`` per fact type, half from each corpus where both have enough, topped up to ``total``."""
-    rng = random.Random(seed)
+    """``per_type`` per fact type, half from each corpus where both have enough, topped up to ``total``.
+
+    Facts are drawn in the order of a hash of their id, so a fact that an extractor change leaves
+    in place keeps its place in the sample (and its label); only new facts need checking."""
     groups: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         groups[r["fact_type"]][r["corpus"]].append(r)
     chosen: list[dict] = []
     for kind in sorted(groups):
-        pools = {c: rng.sample(v, len(v)) for c, v in sorted(groups[kind].items())}
+        pools = {c: sorted(v, key=lambda r: _rank(seed, r["fact_id"])) for c, v in sorted(groups[kind].items())}
         take = {c: 0 for c in pools}
         while sum(take.values()) < per_type and any(take[c] < len(pools[c]) for c in pools):
             for c in pools:  # round robin over the corpora
@@ -124,7 +129,7 @@ def stratified(records: list[dict], per_type: int, total: int, seed: int) -> lis
         chosen += [r for c in pools for r in pools[c][: take[c]]]
     picked = {r["fact_id"] for r in chosen}
     rest = [r for r in records if r["fact_id"] not in picked]
-    chosen += rng.sample(rest, max(0, min(len(rest), total - len(chosen))))
+    chosen += sorted(rest, key=lambda r: _rank(seed, r["fact_id"]))[: max(0, total - len(chosen))]
     return sorted(chosen, key=lambda r: (r["fact_type"], r["fact_id"]))
 
 

@@ -247,6 +247,10 @@ class SPRConfig(_Section):
         return "rules" if value == "fallback" else value  # the rule parser's earlier name
     entity_top_k: int = Field(5, ge=1, description="k1: entity candidates kept per label (similarity x weight).")
     relation_top_k: int = Field(3, ge=1, description="k2: relation candidates kept per relation label.")
+    relation_min_similarity: float = Field(
+        0.4, ge=0.0, le=1.0,
+        description="Relations less similar than this to the parsed relation label are not tried (their answers answer another question).",
+    )
     surface_search_k: int = Field(20, ge=1, description="Surface forms fetched from FAISS per entity label.")
     use_weights: bool = Field(True, description="Multiply similarity by the disambiguation weight (1.0 when absent).")
     relative_weights: bool = Field(

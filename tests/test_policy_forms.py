@@ -23,14 +23,12 @@ from store.oxigraph_store import OxigraphStore
         ("What is meant by “storage unit”?", "(JOIN (R [ definition ]) [ storage unit ])"),
         ("What is curtailment according to the Grid Code?", "(JOIN (R [ definition ]) [ curtailment (Grid Code) ])"),
         ("Within how many days must an operator publish the connection offer?",
-         "(JOIN (R [ time limit ]) [ operator publish connection offer ])"),
-        ("How much can the fine for late reporting be?", "(JOIN (R [ amount ]) [ fine for late reporting ])"),
-        ("What percentage of turnover caps the penalty for late reporting?",
-         "(JOIN (R [ percentage ]) [ of turnover caps penalty for late reporting ])"),
-        ("By when must Member States adopt the transposition measures?",
-         "(JOIN (R [ has deadline ]) [ Member States adopt transposition measures ])"),
-        ("From what date does the Grid Code apply?", "(JOIN (R [ has date ]) [ Grid Code apply ])"),
-        ("Who must notify the regulator of a grid incident?", "(JOIN (R [ addressee ]) [ notify regulator of grid incident ])"),
+         "(JOIN (R [ time limit ]) [ Within how many days must an operator publish the connection offer ])"),
+        ("How much can the fine for late reporting be?", "(JOIN (R [ amount ]) [ How much can the fine for late reporting be ])"),
+        ("What percentage of turnover caps the penalty?", "(JOIN (R [ percentage ]) [ What percentage of turnover caps the penalty ])"),
+        ("By when must Member States adopt the measures?", "(JOIN (R [ has deadline ]) [ By when must Member States adopt the measures ])"),
+        ("From what date does the Grid Code apply?", "(JOIN (R [ has date ]) [ From what date does the Grid Code apply ])"),
+        ("Who must notify the regulator of a grid incident?", "(JOIN (R [ addressee ]) [ Who must notify the regulator of a grid incident ])"),
     ],
 )  # fmt: skip
 def test_policy_shapes(question, expected):
@@ -55,3 +53,25 @@ def test_the_rule_parser_puts_policy_shapes_first_and_keeps_its_own_reading(rule
     assert out[0].text.startswith("(JOIN (R [ addressee ])") and out[0].score == 1.0
     assert len(out) > 1 and all(c.score <= 0.5 for c in out[1:])
     assert rules.parse("Who issued the National Solar Plan?")[0].score == 1.0  # no shape: generic as before
+
+
+def test_synthesized_policy_questions_agree_with_the_rule_shapes():
+    """The LoRA parser's training questions in the policy shapes carry the S-expression the rule
+    parser gives them wherever a rule shape reads them; the other phrasings ("Is anyone required
+    to …, and who?") are what only the trained parser learns."""
+    from spr.grounding.sexpr_reader import parse
+    from spr.parsing.synth import synthesize_policy
+
+    facts = [("definition", "data holder (Data Sharing Act)"), ("time limit", "publish the connection offer"),
+             ("amount", "report late"), ("percentage", "exceed the cap"), ("has deadline", "adopt the measures"),
+             ("has date", "apply"), ("addressee", "notify the regulator")]  # fmt: skip
+    examples = synthesize_policy(facts, per_form=4)
+    assert {e.sexpr.split(" ]")[0] for e in examples} >= {f"(JOIN (R [ {label}" for label, _ in facts}
+    read = 0
+    for e in examples:
+        parse(e.sexpr)  # every target is a valid S-expression
+        ruled = policy_parse(e.question)
+        if ruled:
+            read += 1
+            assert to_text(ruled[0]) == e.sexpr, e.question
+    assert read >= 0.7 * len(examples)

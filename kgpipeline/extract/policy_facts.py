@@ -76,19 +76,25 @@ class ActRef:
     end: int
 
 
-def _label(kind: str, year: int, number: int, org: str, suffix: str, numbered: bool) -> str:
-    """The act's name in the Official Journal's style for its type and period."""
+def _era(year: int) -> str:
+    """The Community/Union of the act's year, as its number writes it (EEC to 1993, EC to 2009)."""
+    return "EEC" if year <= 1993 else "EC" if year < 2010 else "EU"
+
+
+def _label(kind: str, year: int, number: int, numbered: bool) -> str:
+    """The act's name in the Official Journal's style for its type and period. A function of the
+    act's identity only, so every spelling of one act gets the same label (one skos:prefLabel)."""
     if kind == "Decision" and numbered:
-        return f"Decision No {number}/{year}/{suffix or 'EU'}"
+        return f"Decision No {number}/{year}/{_era(year)}"
     if kind == "Regulation" and (numbered or year < 2015):
-        return f"Regulation ({org or ('EU' if year >= 2010 else 'EC')}) No {number}/{year}"
+        return f"Regulation ({_era(year)}) No {number}/{year}"
     if year >= 2015:
-        return f"{kind} ({org or 'EU'}) {year}/{number}"
+        return f"{kind} (EU) {year}/{number}"
     short = str(year)[2:] if year < 1999 else str(year)
-    return f"{kind} {short}/{number}/{suffix or ('EU' if year >= 2010 else 'EC')}"
+    return f"{kind} {short}/{number}/{_era(year)}"
 
 
-def _act(kind: str, a: str, b: str, org: str, suffix: str, numbered: bool) -> tuple[str, str] | None:
+def _act(kind: str, a: str, b: str, numbered: bool) -> tuple[str, str] | None:
     kind = "Decision" if kind.endswith("Decision") else kind
     first, second = int(a), int(b)
     number, year = (first, second) if numbered else (second, first)
@@ -96,7 +102,9 @@ def _act(kind: str, a: str, b: str, org: str, suffix: str, numbered: bool) -> tu
         year += 1900 if year >= 50 else 2000
     if not 1950 <= year <= 2100 or number == 0:
         return None
-    return f"{kind.lower()} {year}/{number}", _label(kind, year, number, org, suffix, numbered)
+    numbered = numbered and kind != "Directive"  # "Directive No" does not occur; regulations' "No" is their era's style
+    series = "decision no" if kind == "Decision" and numbered else kind.lower()
+    return f"{series} {year}/{number}", _label(kind, year, number, numbered)
 
 
 def act_from_celex(celex: str) -> tuple[str, str] | None:
@@ -111,9 +119,8 @@ def act_from_celex(celex: str) -> tuple[str, str] | None:
     if not m:
         return None
     year, kind, number = int(m.group(1)), _TYPE_OF_CELEX[m.group(2)], int(m.group(3))
-    return _act(kind, str(number) if kind == "Regulation" and year < 2015 else str(year),
-                str(year) if kind == "Regulation" and year < 2015 else str(number), "", "",
-                numbered=kind == "Regulation" and year < 2015)  # fmt: skip
+    old_style = kind == "Regulation" and year < 2015
+    return _act(kind, str(number) if old_style else str(year), str(year) if old_style else str(number), numbered=old_style)
 
 
 def act_references(text: str) -> Iterator[ActRef]:
@@ -125,8 +132,7 @@ def act_references(text: str) -> Iterator[ActRef]:
             if item is None or (item.group("org") is None and item.group("no") is None and not item.group("suffix")
                                 and int(item.group("a")) < 1950):  # fmt: skip
                 break  # "Decision 3/2020" without (EU)/No/suffix is ambiguous, as is a bare page number
-            act = _act(kind, item.group("a"), item.group("b"), item.group("org") or "", item.group("suffix") or "",
-                       bool(item.group("no")))  # fmt: skip
+            act = _act(kind, item.group("a"), item.group("b"), bool(item.group("no")))
             if act is not None:
                 yield ActRef(act[0], act[1], m.start() if pos == m.end() else item.start(), item.end())
             sep = _LIST_SEP.match(text, item.end()) if plural else None
@@ -157,7 +163,8 @@ def own_act(document: SourceDocument) -> tuple[str, str, tuple[str, ...]] | None
 # --- the extractor ----------------------------------------------------------------------------
 
 _QUOTED = r"[‘'“\"](?P<term>[^’'”\"\n]{2,80})[’'”\"]"
-_DEFINITION = re.compile(_QUOTED + r"(?:\s*(?:or|and)\s*[‘'“\"][^’'”\"\n]{2,80}[’'”\"])?\s+(?:means|shall mean|refers to)\s+")
+_DEFINITION = re.compile(_QUOTED + r"(?:\s*(?:or|and)\s*[‘'“\"][^’'”\"\n]{2,80}[’'”\"])?"
+                         r"(?:\s+(?:of|in|for|by)\s+(?:the\s+)?[a-z][\w\- ]{1,40}?)?\s+(?:means|shall mean|refers to)\s+")  # "‘consent’ of the data subject means"
 _DEF_END = re.compile(r";|\.\s+(?=[A-Z(])|\s\(\d+\)\s|\s\([a-z]\)\s[‘'“\"]|$")
 _MODAL = re.compile(r"\b(?P<modal>shall not|shall|must not|must|may not|may)\b(?!\s+be\s+(?:the\s+case|necessary))")
 _TIME_LIMIT = re.compile(r"\b(?:within|not later than|no later than|at the latest)\s+(?P<limit>(?:\d+|one|two|three|four|five|six|"
@@ -167,6 +174,7 @@ _MONEY = re.compile(r"(?:(?P<cur1>EUR|€)\s?(?P<n1>\d{1,3}(?:[ \u00a0,.]\d{3})+
                     r"(?P<n2>\d{1,3}(?:[ \u00a0,.]\d{3})+|\d+)(?:\s?(?P<m2>million|billion))?\s?(?P<cur2>EUR|euros?)\b)")  # fmt: skip
 _PERCENT = re.compile(r"(?<![\d.,])(?P<n>\d{1,3}(?:[.,]\d+)?)\s?(?:%|per\s?cent\b)")
 _ACTION_CHARS = 220
+_LABEL_CHARS = 300
 
 
 def _implied(text: str, class_iri: str, canonical: str, label: str, scope: str = "") -> Mention:
@@ -323,6 +331,8 @@ _NOT_A_SUBJECT = re.compile(r"\b(?:it|they|this|these|that|those|there|which|who
                             r"regulation|directive|act|annex|chapter|section|point|case|use|target|share|consumption|emissions?|law|declaration|"
                             r"documentation|certificates?|mandate|establishment|transfer|assessment|system|product|procedure)\b",
                             re.I)  # fmt: skip
+_PASSIVE = re.compile(r"\s+(?:not\s+)?(?:also\s+)?be\s+(?:\w+ly\s+)?(?:\w+ed|made|taken|done|set|given|held|kept|laid|"
+                      r"drawn|shown|known|brought|sent|paid|subject|amended|considered|deemed)\b")  # fmt: skip
 _DATE_IN_NAME = re.compile(r"\b[A-Z][\w\-]*\s+of\s+$")  # "Agreement of 13 April 2016": a date in a name
 
 
@@ -355,11 +365,12 @@ def _provisions(chunk: Chunk, found: Sequence[Mention], own: Mention | None,
             action = " ".join(text[modal.end() : c1].split()).strip(" ,")
             if len(action.split()) < 2:
                 continue
-            short = action[:_ACTION_CHARS].rsplit(" ", 1)[0] if len(action) > _ACTION_CHARS else action
             a0 = modal.end() + len(text[modal.end() : c1]) - len(text[modal.end() : c1].lstrip(" ,"))
             a1 = min(c1, a0 + _ACTION_CHARS)
-            # The action is the provision's mention; its identity is its chunk and position.
-            node = Mention(text[a0:a1], PROVISION, a0, a1, f"{chunk.chunk_id}:{modal.start()}", "", short)
+            # The action is the provision's mention; its identity is its chunk and position. Its
+            # label is the whole clause, subject included, and the act: what questions describe.
+            node = Mention(text[a0:a1], PROVISION, a0, a1, f"{chunk.chunk_id}:{modal.start()}", "",
+                           _provision_label(text, s0 if first else _clause_start(text, s0, modal.start()), c1, own))  # fmt: skip
             evidence = (s0, c1)
             mentions.append(node)
             attributes.append(Attribute(node, MODALITY, modal.group("modal"), _STRING, evidence))
@@ -389,6 +400,22 @@ def _provisions(chunk: Chunk, found: Sequence[Mention], own: Mention | None,
     return mentions, relations, attributes
 
 
+def _clause_start(text: str, s0: int, at: int) -> int:
+    """Where the clause holding offset ``at`` begins (after the last ", " / " while " / " and ")."""
+    cut = max(text.rfind(", ", s0, at), text.rfind(" while ", s0, at), text.rfind(" and ", s0, at))
+    return cut + 1 if cut >= 0 else s0
+
+
+def _provision_label(text: str, c0: int, c1: int, own: Mention | None) -> str:
+    clause = " ".join(text[c0:c1].split()).strip(" ,")
+    clause = re.sub(r"^(?:\(?[0-9a-z]{1,3}[.)]\s+)+", "", clause)  # a list or paragraph number
+    if len(clause) > _LABEL_CHARS:
+        clause = clause[:_LABEL_CHARS].rsplit(" ", 1)[0] + " …"
+    if own is None:
+        return clause
+    return f"{clause} ({own.text}, {own.label})" if own.label and own.label != own.text else f"{clause} ({own.text})"
+
+
 def _addressee(text: str, s0: int, modal: re.Match[str], actors: Sequence[Mention], actor_classes: frozenset[str],
                own: Mention | None) -> Mention | None:  # fmt: skip
     """The actor the lexicon found right before the modal, else the subject noun phrase."""
@@ -396,13 +423,15 @@ def _addressee(text: str, s0: int, modal: re.Match[str], actors: Sequence[Mentio
             and re.fullmatch(r"[\s,]*(?:(?:also|therefore|then|only|each|not)\s+)?", text[m.end : modal.start()])]  # fmt: skip
     if near:
         return near[-1]
-    m = _SUBJECT.search(text, s0, modal.start())
+    if _PASSIVE.match(text, modal.end()):
+        return None  # "The reports shall be made public": the subject is not who is obliged
+    m = _SUBJECT.search(text[s0 : modal.start()])  # a slice: "^" must match at the sentence start
     if m is None:
         return None
     np = m.group("np")
     if len(np.split()) > 6 or _NOT_A_SUBJECT.search(np):
         return None
-    start = m.start("np")
+    start = s0 + m.start("np")
     name = re.sub(r"^(?:the|a|an|each|every|any|all|such)\s+", "", np, flags=re.I)
     scope = own.canonical if own is not None else ""
     return Mention(np, PKB + "Actor", start, start + len(np), normalize_name(name), scope, name[:1].lower() + name[1:] if name[:1].isupper() and not name[1:2].isupper() else name)

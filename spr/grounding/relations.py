@@ -146,12 +146,17 @@ def rank_relations(
     lexicon: Mapping[str, Term],
     top_k: int,
     flip_penalty: float,
+    min_similarity: float = 0.0,
 ) -> list[RelationCandidate]:
     """Pure ranking of (relation, direction) pairs. ``reverse`` is the parsed (R r) flag: (R r)
-    wants the anchor as subject ("out"), a plain r wants it as object ("in")."""
+    wants the anchor as subject ("out"), a plain r wants it as object ("in"). Relations less
+    similar than ``min_similarity`` to the label are no candidates: a query over an unrelated
+    property returns an answer to another question."""
     wanted: Direction = "out" if reverse else "in"
     out = []
     for iri, similarity, matched in scored:
+        if similarity < min_similarity:
+            continue
         for direction in ("out", "in"):
             if (iri, direction) not in found:
                 continue
@@ -171,20 +176,22 @@ class RelationMatcher:
     """Matches relation labels against the relations of given anchor entities."""
 
     def __init__(
-        self, store: RDFStore, embedder: Embedder, lexicon: Mapping[str, Term], top_k: int, flip_penalty: float
+        self, store: RDFStore, embedder: Embedder, lexicon: Mapping[str, Term], top_k: int, flip_penalty: float,
+        min_similarity: float = 0.0,
     ):
         self.store = store
         self.lexicon = lexicon
         self.matcher = TermMatcher(embedder, lexicon)
         self.top_k = top_k
         self.flip_penalty = flip_penalty
+        self.min_similarity = min_similarity
         self._literal: set[str] | None = None
 
     def match(self, label: str, anchors: Sequence[str], reverse: bool) -> list[RelationCandidate]:
         """Top-k relations linking ``anchors`` to the answer, for a JOIN's relation label."""
         found = adjacent_relations(self.store, anchors)
         scored = self.matcher.similarities(label, sorted({p for p, _ in found}))
-        return rank_relations(label, scored, found, reverse, self.lexicon, self.top_k, self.flip_penalty)
+        return rank_relations(label, scored, found, reverse, self.lexicon, self.top_k, self.flip_penalty, self.min_similarity)
 
     def having(self, candidate: RelationCandidate, entities: Sequence[str]) -> set[str]:
         """The ``entities`` that have ``candidate``'s relation on the candidate's side."""
@@ -206,7 +213,7 @@ class RelationMatcher:
             found = {(p, d) for p, d in adjacent_relations(self.store, members) if d == "out" and p in self._literal}
         scored = self.matcher.similarities(label, sorted({p for p, _ in found}))
         # The member is the subject; rank as "out" wanted, i.e. (R r) == False for these operators.
-        ranked = rank_relations(label, scored, found, True, self.lexicon, self.top_k, self.flip_penalty)
+        ranked = rank_relations(label, scored, found, True, self.lexicon, self.top_k, self.flip_penalty, self.min_similarity)
         return [
             RelationCandidate(c.label, c.relation, c.name, c.matched, False, False, c.similarity, c.score) for c in ranked
         ]

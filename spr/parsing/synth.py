@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from core.text import past_participle, plural, third_person, verb_base
 from spr.grounding.relations import EXCLUDED, Term, term_for
 from spr.grounding.sexpr import Class, Label, to_text
+from spr.parsing.policy_forms import question_label
 from store.base import RDFStore
 from store.vocab import PKB, RDF, RDFS, SKOS, XSD
 
@@ -200,12 +201,14 @@ def synthesize(
 _POLICY_ASK: dict[str, tuple[str, ...]] = {
     "definition": ("What does '{x}' mean{act}?", "How is '{x}' defined{act}?", "What is meant by '{x}'{act}?",
                    "What is a '{x}'{act}?"),
-    "time limit": ("Within how many days must one {x}?", "What is the time limit to {x}?", "How long is there to {x}?"),
-    "amount": ("How much is at stake when they {x}?", "What is the maximum amount where they {x}?"),
+    "time limit": ("Within how many days must one {x}?", "What is the time limit to {x}?", "How long is there to {x}?",
+                   "Is there a time limit to {x}, and how long is it?"),
+    "amount": ("How much is at stake when they {x}?", "What is the maximum amount where they {x}?",
+               "Could they be fined where they {x}, and up to how much?"),
     "percentage": ("What percentage applies where they {x}?", "What share is set where they {x}?"),
     "has deadline": ("By when must one {x}?", "What is the deadline to {x}?", "By what date must they {x}?"),
     "has date": ("From what date does it {x}?", "When does it {x}?"),
-    "addressee": ("Who must {x}?", "Who shall {x}?", "Which authority must {x}?"),
+    "addressee": ("Who must {x}?", "Who shall {x}?", "Which authority must {x}?", "Is anyone required to {x}, and who?"),
 }
 _POLICY_PROPERTIES = {"definition": "definition", "timeLimit": "time limit", "amount": "amount", "percentage": "percentage",
                       "hasDeadline": "has deadline", "hasDate": "has date", "addressee": "addressee"}  # fmt: skip
@@ -213,10 +216,11 @@ _POLICY_PROPERTIES = {"definition": "definition", "timeLimit": "time limit", "am
 
 def read_policy_facts(store: RDFStore, limit: int = 3000) -> list[tuple[str, str]]:
     """(relation label, what the question names) for the KB's policy facts: a defined term's label,
-    or the first words of a provision's action."""
+    or the first words of a provision's action (its label holds the whole clause)."""
     values = " ".join(f"<{PKB}{local}>" for local in _POLICY_PROPERTIES)
     rows = store.select(
-        f"""SELECT DISTINCT ?p ?l WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o . ?s <{SKOS}prefLabel> ?l }}
+        f"""SELECT DISTINCT ?p ?l WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o .
+            {{ ?s <{PKB}action> ?l }} UNION {{ ?s a <{PKB}DefinedTerm> ; <{SKOS}prefLabel> ?l }} }}
             ORDER BY ?p ?l LIMIT {int(limit)}"""
     ).rows
     out = []
@@ -242,8 +246,9 @@ def synthesize_policy(facts: Sequence[tuple[str, str]], seed: int = 13, per_form
             x, act_text = name[:1].lower() + name[1:], ""
         asks = _POLICY_ASK[label]
         for template in rng.sample(asks, min(per_form, len(asks))):
-            target = name if label == "definition" else x  # labels are copied from the question
-            out.append(Example(template.format(x=x, act=act_text), f"(JOIN (R [ {label} ]) {to_text(Label(target))})", "policy"))
+            question = template.format(x=x, act=act_text)
+            target = name if label == "definition" else question_label(question)  # as the rule parser labels it
+            out.append(Example(question, f"(JOIN (R [ {label} ]) {to_text(Label(target))})", "policy"))
     return out
 
 

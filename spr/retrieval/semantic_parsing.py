@@ -102,7 +102,8 @@ class SemanticParsingRetriever:
         self.grounder = Grounder(
             store,
             self.linker,
-            RelationMatcher(store, embedder, self.properties, top_k=c.relation_top_k, flip_penalty=c.flip_penalty),
+            RelationMatcher(store, embedder, self.properties, top_k=c.relation_top_k, flip_penalty=c.flip_penalty,
+                            min_similarity=c.relation_min_similarity),
             ClassMatcher(embedder, read_terms(store, "class")),
             GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty, c.constrained_k),
         )
