@@ -189,3 +189,10 @@ def test_switched_off_it_adds_nothing(onto):
     seg = segment(d)
     plain = [lexicon.extract(c, d, CATEGORY) for c in seg.chunks]
     assert not any(r.property_iri in (PKB + "repeals", PKB + "definedIn") for e in plain for r in e.relations)
+
+
+def test_the_lexicons_mention_of_an_act_becomes_that_act(extractor):
+    """"Directive 2000/31/EC" is one entity with one label, whatever the lexicon made of it."""
+    ex = facts(extractor, doc("The Commission shall apply Directive 2000/31/EC to the services."))
+    acts = {(m.canonical, m.label) for e in ex for m in e.mentions if m.class_iri == PKB + "Legislation" and m.start < m.end}
+    assert acts == {("directive 2000/31", "Directive 2000/31/EC")}

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.text import sentence_spans
 from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation
@@ -210,11 +210,35 @@ def extract_policy_facts(chunk: Chunk, document: SourceDocument, base: ChunkExtr
     mentions, relations, attributes = mentions + m, relations + r, attributes + a
     m, r, a = _provisions(chunk, base.mentions, own, lex.actor_classes | {lex.role('geo') or ''})
     mentions, relations, attributes = mentions + m, relations + r, attributes + a
+    base = _merge_acts(base, list(ref_mentions.values()))
     return ChunkExtraction(
         chunk.chunk_id,
         tuple(dict.fromkeys([*base.mentions, *mentions])),
         tuple(dict.fromkeys([*base.relations, *relations])),
         tuple(dict.fromkeys([*base.attributes, *attributes])),
+    )
+
+
+def _merge_acts(base: ChunkExtraction, acts: Sequence[Mention]) -> ChunkExtraction:
+    """The other extractor's mentions of an act this module identified ("Directive 2000/31" out
+    of "Directive 2000/31/EC") become that act: one entity, one label, its relations kept."""
+    if not acts:
+        return base
+    same: dict[Mention, Mention] = {}
+    for m in base.mentions:
+        if m.class_iri == LEGISLATION and m.start < m.end:
+            act = next((a for a in acts if a.start < m.end and m.start < a.end), None)
+            if act is not None:
+                same[m] = act
+    if not same:
+        return base
+    swap = lambda m: same.get(m, m)  # noqa: E731
+    return ChunkExtraction(
+        base.chunk_id,
+        tuple(m for m in base.mentions if m not in same),
+        tuple(replace(r, subject=swap(r.subject), object=swap(r.object)) for r in base.relations
+              if swap(r.subject) != swap(r.object)),  # fmt: skip
+        tuple(replace(a, subject=swap(a.subject)) for a in base.attributes),
     )
 
 
