@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.resources import resource_dir
+from kgpipeline.extract.acts import act_from_celex, act_references, own_act
 from kgpipeline.extract.lexicon_extractor import LexiconExtractor
-from kgpipeline.extract.policy_facts import PolicyFactExtractor, act_from_celex, act_references, own_act
+from kgpipeline.extract.policy_facts import PolicyFactExtractor
 from kgpipeline.ontology import read_ontologies
 from kgpipeline.records import SourceDocument
 from kgpipeline.segment import segment
