@@ -27,6 +27,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 KINDS = ("lookup", "numeric", "multi-hop", "cross-document", "unanswerable")
@@ -83,20 +84,46 @@ def load_corpus(name: str, data_dir: Path) -> dict[str, str]:
     return texts
 
 
+def read_rows(path: Path) -> list[tuple[int, object]]:
+    """[(line number, parsed JSON or the JSONDecodeError)] for the non-blank lines of ``path``."""
+    rows: list[tuple[int, object]] = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            rows.append((n, exc))
+    return rows
+
+
 def read_devset(devset_dir: Path) -> dict[str, list[tuple[int, object]]]:
-    """File name -> [(line number, parsed JSON or the JSONDecodeError)] for every ``*.jsonl`` file."""
-    files: dict[str, list[tuple[int, object]]] = {}
-    for path in sorted(devset_dir.glob("*.jsonl")):
-        rows: list[tuple[int, object]] = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                rows.append((n, exc))
-        files[path.name] = rows
-    return files
+    """File name -> :func:`read_rows` for every ``*.jsonl`` file."""
+    return {path.name: read_rows(path) for path in sorted(devset_dir.glob("*.jsonl"))}
+
+
+def check_rows(fname: str, rows: list[tuple[int, object]], seen: dict[str, str],
+               check_row: Callable[[str, dict], list[str]]) -> list[str]:  # fmt: skip
+    """The problems of one file's rows: JSON errors, non-objects, ids already in ``seen`` (which
+    records where each id was first seen), then ``check_row(where, row)`` for each object row."""
+    problems: list[str] = []
+    for n, row in rows:
+        where = f"{fname}:{n}"
+        if isinstance(row, json.JSONDecodeError):
+            problems.append(f"{where}: not valid JSON ({row})")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"{where}: expected a JSON object")
+            continue
+        qid = row.get("id")
+        if isinstance(qid, str):
+            where = f"{fname}:{n} [{qid}]"
+            if qid in seen:
+                problems.append(f"{where}: duplicate id (first at {seen[qid]})")
+            else:
+                seen[qid] = f"{fname}:{n}"
+        problems.extend(check_row(where, row))
+    return problems
 
 
 def _check_row(where: str, row: dict, texts: dict[str, str]) -> list[str]:
@@ -177,22 +204,7 @@ def check(devset_dir: Path, data_dir: Path) -> list[str]:
             continue
         if not rows:
             problems.append(f"{fname}: no questions")
-        for n, row in rows:
-            where = f"{fname}:{n}"
-            if isinstance(row, json.JSONDecodeError):
-                problems.append(f"{where}: not valid JSON ({row})")
-                continue
-            if not isinstance(row, dict):
-                problems.append(f"{where}: expected a JSON object")
-                continue
-            qid = row.get("id")
-            if isinstance(qid, str):
-                where = f"{fname}:{n} [{qid}]"
-                if qid in seen:
-                    problems.append(f"{where}: duplicate id (first at {seen[qid]})")
-                else:
-                    seen[qid] = f"{fname}:{n}"
-            problems.extend(_check_row(where, row, texts))
+        problems += check_rows(fname, rows, seen, lambda where, row, texts=texts: _check_row(where, row, texts))
     return problems
 
 

@@ -31,6 +31,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_devset import check_rows, read_rows  # noqa: E402  (the row checks both dev sets share)
+
 FACT_TYPES = ("definition", "cross-reference", "deadline", "amount", "percentage", "actor", "threshold", "duration")
 MAX_QUOTE = 300
 REQUIRED = {"id": str, "question": str, "answers": list, "fact_type": str, "quote": str, "source": str, "act": str}
@@ -102,19 +105,6 @@ def load_articles(data_dir: Path) -> dict[str, list[str]]:
     return texts
 
 
-def read_rows(path: Path) -> list[tuple[int, object]]:
-    """[(line number, parsed JSON or the JSONDecodeError)] for the non-blank lines of ``path``."""
-    rows: list[tuple[int, object]] = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((n, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            rows.append((n, exc))
-    return rows
-
-
 def _check_row(where: str, row: dict, texts: dict[str, list[str]]) -> list[str]:
     problems = []
     for field, typ in REQUIRED.items():
@@ -170,25 +160,7 @@ def check(path: Path, data_dir: Path) -> list[str]:
     rows = read_rows(path)
     if not rows:
         return [f"{path.name}: no questions"]
-    problems: list[str] = []
-    seen: dict[str, int] = {}
-    for n, row in rows:
-        where = f"{path.name}:{n}"
-        if isinstance(row, json.JSONDecodeError):
-            problems.append(f"{where}: not valid JSON ({row})")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"{where}: expected a JSON object")
-            continue
-        qid = row.get("id")
-        if isinstance(qid, str):
-            where = f"{path.name}:{n} [{qid}]"
-            if qid in seen:
-                problems.append(f"{where}: duplicate id (first at line {seen[qid]})")
-            else:
-                seen[qid] = n
-        problems.extend(_check_row(where, row, texts))
-    return problems
+    return check_rows(path.name, rows, {}, lambda where, row: _check_row(where, row, texts))
 
 
 def summarize(path: Path) -> dict:
