@@ -20,6 +20,20 @@ TEST_LLM = "smollm2-135m-instruct"  # core.llm.SMOLLM2, the GGUF inside llm-smol
 os.environ["POLICYKB_EMBED__MODEL"] = TEST_EMBEDDER
 os.environ["POLICYKB_LLM__MODEL_PATH"] = TEST_LLM
 
+# Fuzzing (hypothesis, schemathesis) is reproducible in CI: a fixed seed per test, no example
+# database, and no per-example deadline (a deadline would make the result depend on machine load).
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "policykb",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("policykb")
+
 
 @pytest.fixture(autouse=True)
 def isolated_kb(tmp_path, monkeypatch):
