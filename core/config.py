@@ -187,8 +187,11 @@ class ServerConfig(_Section):
     result_limit: int = Field(
         10000, ge=0, description="Most rows/triples a query returns (0 = no limit); cut results carry X-SPARQL-MaxRows."
     )
-    query_workers: int = Field(
-        4, ge=1, description="Threads evaluating queries; an abandoned (timed-out) query keeps its thread until it ends."
+    query_workers: int = Field(4, ge=1, description="Queries evaluated at once (worker processes, or threads).")
+    query_isolation: Literal["process", "thread"] = Field(
+        "process",
+        description="process: each query runs in a child process over a store snapshot, killed at the deadline; "
+        "thread: in-process threads (a timed-out query keeps its core until it ends). Remote stores use threads.",
     )
     query_queue: int = Field(32, ge=0, description="Queries waiting for a worker; beyond that the client gets a 503.")
     cors_origins: str = Field("", description="Comma-separated origins allowed by CORS; '*' = any; empty = none.")

@@ -4,6 +4,7 @@ A KB directory is self-contained (copying it copies the KB)::
 
     <kb>/policykb.toml          the config the KB was built with
     <kb>/store/                 the embedded Oxigraph store
+    <kb>/store.snapshots/       read-only checkpoints the server's query processes open (derived)
     <kb>/indexes/<name>/        derived indexes: chunks, entities, questions (FAISS + id maps)
     <kb>/parser/                the semantic parser's LoRA adapter
     <kb>/state.sqlite           the ingest queue
@@ -39,6 +40,10 @@ class KBLayout:
     @property
     def store(self) -> Path:
         return self.root / "store"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.root / "store.snapshots"
 
     @property
     def indexes(self) -> Path:

@@ -394,14 +394,14 @@ def tight_server(tmp_path) -> Iterator[str]:
         yield base
 
 
-def test_slow_query_times_out_without_blocking_others(tight_server):
+def test_slow_query_is_killed_at_its_deadline_and_frees_its_worker(tight_server):
     server = tight_server
     results: dict[str, httpx.Response] = {}
 
     def health() -> dict:
         return httpx.get(f"{server}/health").json()
 
-    with held_sparql_endpoint() as held:  # each slow query runs until held.release()
+    with held_sparql_endpoint() as held:  # each slow query would evaluate until held.release()
         slow_query = held_query(held)
 
         def slow(name: str) -> None:
@@ -410,33 +410,51 @@ def test_slow_query_times_out_without_blocking_others(tight_server):
         first = threading.Thread(target=slow, args=("first",))
         started = time.monotonic()
         first.start()
-        held.wait_arrived(1)  # the first query is evaluating on one worker
+        held.wait_arrived(1)  # the first query is evaluating in one worker process
         fast = httpx.get(f"{server}/sparql", params={"query": TITLES})  # the second worker serves it
-        assert fast.status_code == 200 and held.held == 1  # while the first still holds its worker
+        assert fast.status_code == 200 and held.held == 1
         first.join(timeout=120)
         assert results["first"].status_code == 504 and results["first"].json()["error"] == "timeout"
-        # The deadline answered, not the end of the query (that is still held).
-        assert 0.9 < time.monotonic() - started < 30 and held.held == 1
+        assert 0.9 < time.monotonic() - started < 30  # the deadline answered, not the end of the query
+        # Its process was killed before the 504 went out: nothing keeps evaluating, the slot is back.
         report = health()
-        assert report["queries_abandoned"] == 1 and report["queries_running"] == 1  # still evaluating
+        assert report["queries_killed"] == 1 and report["queries_running"] == 0 and report["queries_abandoned"] == 0
 
-        # The abandoned query keeps its worker: one more slow query fills the pool, and the next
-        # client gets 503 at once instead of waiting.
-        second = threading.Thread(target=slow, args=("second",))
-        second.start()
-        held.wait_arrived(2)  # the second query is evaluating on the other worker
+        # Both workers busy and no queue: the next client gets 503 at once instead of waiting.
+        more = [threading.Thread(target=slow, args=(name,)) for name in ("second", "third")]
+        for thread in more:
+            thread.start()
+        held.wait_arrived(3)
         busy = httpx.get(f"{server}/sparql", params={"query": TITLES})
         assert busy.status_code == 503 and busy.headers["retry-after"] == "1" and busy.json()["error"] == "busy"
-        second.join(timeout=120)
-        assert results["second"].status_code == 504 and held.held == 2
-        report = health()
-        assert report["queries_abandoned"] == 2 and report["queries_running"] == 2
+        for thread in more:
+            thread.join(timeout=120)
+        assert results["second"].status_code == results["third"].status_code == 504
+        assert health()["queries_killed"] == 3
+        # Fresh workers replaced the killed ones, while the held queries never ended.
+        assert httpx.get(f"{server}/sparql", params={"query": TITLES}).status_code == 200 and held.held == 3
+    assert health()["queries_running"] == 0
 
-        # Once their evaluation ends, abandoned queries give their workers back.
+
+def test_thread_mode_abandons_a_slow_query_until_it_ends(tmp_path):
+    """``query_isolation = "thread"``: the deadline answers, but the query keeps its worker."""
+    kb = build_sample_kb(
+        tmp_path / "kb", 'query_timeout_s = 1.0\nquery_workers = 1\nquery_queue = 0\nquery_isolation = "thread"\n'
+    )
+    with policykb_server(kb) as server, held_sparql_endpoint() as held:
+        answer: dict[str, httpx.Response] = {}
+        thread = threading.Thread(
+            target=lambda: answer.setdefault("r", httpx.get(f"{server}/sparql", params={"query": held_query(held)}))
+        )
+        thread.start()
+        held.wait_arrived(1)
+        thread.join(timeout=120)
+        assert answer["r"].status_code == 504
+        report = httpx.get(f"{server}/health").json()
+        assert report["queries_abandoned"] == 1 and report["queries_running"] == 1 and report["queries_killed"] == 0
+        assert httpx.get(f"{server}/sparql", params={"query": TITLES}).status_code == 503  # its one worker is held
         held.release()
-        wait_until(lambda: health()["queries_running"] == 0, "the released queries free their workers")
-    assert health()["queries_abandoned"] == 0
-    assert httpx.get(f"{server}/sparql", params={"query": TITLES}).status_code == 200
+        wait_until(lambda: httpx.get(f"{server}/health").json()["queries_running"] == 0, "the query ends")
 
 
 # --- the rest of the HTTP surface -----------------------------------------------------------------

@@ -114,7 +114,7 @@ async def _query(request: Request, query: QueryRequest) -> Response:
     if not acceptable_at_all(accept):  # refuse before spending time on the query
         raise HTTPProblem(406, "not_acceptable", f"offered: {offered('results')}, {offered('graph')}")
     limit = state.config.server.result_limit
-    payload = await state.reads.run(lambda cancel: state.engine.query(query, accept, limit, cancel))
+    payload = await state.query(query, accept, limit)
     headers = {"Vary": "Accept"}
     if payload.truncated:
         headers["X-SPARQL-MaxRows"] = str(limit)  # Virtuoso's header for a cut result

@@ -9,17 +9,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import Request
 
 from core.config import Config
-from core.errors import ModelUnavailableError
-from policykb.server.engine import Engine, engine_for
+from core.errors import ModelUnavailableError, PolicyKBError
+from policykb.server.engine import Engine, OxigraphEngine, Payload, QueryRequest, engine_for
 from policykb.server.errors import HTTPProblem
 from policykb.server.pool import BoundedPool, Cancelled
+from policykb.server.snapshots import Snapshots
 from policykb.server.sse import Emit
+from policykb.server.workers import ProcessQueryPool
 from store.base import RDFStore
+from store.layout import KBLayout
 
 log = logging.getLogger("policykb.server")
 
@@ -92,7 +96,9 @@ class ServerState:
     store: RDFStore
     qa: QAService
     engine: Engine = field(init=False)
-    reads: BoundedPool = field(init=False)
+    reads: BoundedPool = field(init=False)  # in-process reads: Graph Store GETs, queries in thread mode
+    queries: ProcessQueryPool | None = field(init=False, default=None)  # killable query processes
+    snapshots: Snapshots | None = field(init=False, default=None)
     writes: BoundedPool = field(init=False)
     asks: BoundedPool = field(init=False)
     token: str | None = field(init=False)
@@ -103,6 +109,7 @@ class ServerState:
         server = self.config.server
         self.engine = engine_for(self.store)
         self.reads = BoundedPool("query", server.query_workers, server.query_queue, server.query_timeout_s)
+        self.queries = self._query_processes()
         # One writer thread: updates and Graph Store writes are serialized. They run to completion
         # (an update cannot be interrupted without losing track of whether it committed).
         self.writes = BoundedPool("update", 1, server.query_queue, None)
@@ -112,6 +119,30 @@ class ServerState:
             self.token = os.environ.get(server.update_token_env) or None
             if self.token is None:
                 log.warning("env var %s is empty or unset: updates stay disabled", server.update_token_env)
+
+    def _query_processes(self) -> ProcessQueryPool | None:
+        """Killable child processes over snapshots where the store allows it (else queries use threads)."""
+        server = self.config.server
+        path = getattr(self.store, "path", None)
+        if server.query_isolation == "process" and isinstance(self.engine, OxigraphEngine) and path is not None:
+            try:
+                self.snapshots = Snapshots(self.engine.store, KBLayout(Path(path).parent).snapshots)
+            except PolicyKBError as exc:
+                log.warning("queries run in threads (no timeout can stop them): %s", exc)
+            else:
+                return ProcessQueryPool(self.snapshots, server.query_workers, server.query_queue, server.query_timeout_s)
+        return None
+
+    async def start(self) -> None:
+        """Work to do on the server's event loop before it takes requests."""
+        if self.queries is not None:
+            await self.queries.start()
+
+    async def query(self, request: QueryRequest, accept: str | None, limit: int) -> Payload:
+        """Evaluate one read query on the query pool (503 when full, 504 past the deadline)."""
+        if self.queries is not None:
+            return await self.queries.query(request, accept, limit)
+        return await self.reads.run(lambda cancel: self.engine.query(request, accept, limit, cancel))
 
     @property
     def max_body(self) -> int:
@@ -139,11 +170,24 @@ class ServerState:
             self._counts = (now, {"quads": self.store.count(), "named_graphs": len(self.store.named_graphs())})
         return self._counts[1]
 
+    def query_load(self) -> dict[str, int]:
+        """For ``/health``: queries holding a slot, timed-out ones still evaluating, and kills."""
+        pool = self.queries or self.reads
+        killed = self.queries.killed if self.queries is not None else 0
+        return {"queries_running": pool.running, "queries_abandoned": pool.abandoned, "queries_killed": killed}
+
     def changed(self) -> None:
+        """After a write commits: later queries must see it (a new snapshot for the query processes)."""
         self._counts = None
+        if self.snapshots is not None:
+            self.snapshots.publish()
 
     def close(self) -> None:
         self.writes.shutdown(wait=True)
         self.reads.shutdown(wait=False)
+        if self.queries is not None:
+            self.queries.close()
+        if self.snapshots is not None:
+            self.snapshots.close()
         self.asks.shutdown(wait=False)
         self.qa.close()
