@@ -11,6 +11,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pyoxigraph as ox
@@ -32,13 +33,17 @@ def held_query(endpoint: HeldEndpoint) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[str]:
-    kb = build_sample_kb(
+def server_kb(tmp_path_factory) -> Path:
+    return build_sample_kb(
         tmp_path_factory.mktemp("sparql") / "kb",
         f'update_token_env = "{TOKEN_ENV}"\nresult_limit = 100\n'
         'cors_origins = "http://allowed.example"\nmax_upload_mb = 1\n',
     )
-    with policykb_server(kb, {TOKEN_ENV: TOKEN}) as base:
+
+
+@pytest.fixture(scope="module")
+def server(server_kb) -> Iterator[str]:
+    with policykb_server(server_kb, {TOKEN_ENV: TOKEN}) as base:
         yield base
 
 
@@ -353,7 +358,7 @@ def test_read_only_by_default(tmp_path):
 
 
 # --- concurrency, deadlines, capacity -------------------------------------------------------------
-def test_many_readers_one_writer(server):
+def test_many_readers_one_writer(server, server_kb):
     auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/sparql-update"}
     expected = bindings(httpx.get(f"{server}/sparql", params={"query": TITLES}))
     failures: list[str] = []
@@ -384,6 +389,18 @@ def test_many_readers_one_writer(server):
         )
     )
     assert count == [{"n": "10"}]
+    # Each write published a snapshot for the query processes; those nobody reads are gone.
+    snapshots = list((server_kb / "store.snapshots").iterdir())
+    assert 1 <= len(snapshots) <= 2 + 4 + 1, snapshots  # current + held by the workers (4 + standby)
+
+
+def test_a_write_is_visible_to_the_next_query(server):
+    auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/sparql-update"}
+    ask = "ASK { GRAPH <urn:test:rw> { <urn:test:rw> <urn:test:p> 1 } }"
+    assert httpx.get(f"{server}/sparql", params={"query": ask}).json()["boolean"] is False
+    update = "INSERT DATA { GRAPH <urn:test:rw> { <urn:test:rw> <urn:test:p> 1 } }"
+    assert httpx.post(f"{server}/sparql", content=update, headers=auth).status_code == 204
+    assert httpx.get(f"{server}/sparql", params={"query": ask}).json()["boolean"] is True
 
 
 @pytest.fixture()
