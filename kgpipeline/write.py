@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgpipeline.extract.base import ChunkExtraction, Mention
+from kgpipeline.extract.base import DATE_TIME, ChunkExtraction, Mention, day_lexical
 from kgpipeline.records import Segmentation, SourceDocument
 from store.vocab import DCTERMS, ELI, PKB, RDF, RDFS, SKOS, XSD, mint
 
@@ -32,7 +32,7 @@ CATEGORY_CLASS = {
 
 _A = NamedNode(RDF + "type")
 _INT = NamedNode(XSD + "integer")
-_DATE = NamedNode(XSD + "date")
+_DATE = NamedNode(DATE_TIME)  # dates are xsd:dateTime at midnight (see extract.base)
 
 
 def _p(iri: str) -> NamedNode:
@@ -116,7 +116,7 @@ def build_document_graphs(
     add(Quad(d, P_SOURCE, Literal(doc.source), d))
     issued = issued_date(doc.metadata)
     if issued:
-        add(Quad(d, P_ISSUED, Literal(issued, datatype=_DATE), d))
+        add(Quad(d, P_ISSUED, Literal(day_lexical(issued), datatype=_DATE), d))
     for issuer in metadata_values(doc.metadata, _ISSUER_KEYS):
         add(Quad(d, P_PUBLISHER, Literal(issuer), d))
     # dcterms:identifier stays the one document id (evidence maps back through it); the others

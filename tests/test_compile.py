@@ -71,6 +71,10 @@ def run(store, text: str) -> set[str]:
         ("(TC (JOIN (R <https://x.org/issues>) <https://x.org/bureau>) <https://x.org/issued> 2025)", {X + "plan"}),
         ("(JOIN (R <https://x.org/issued>) (JOIN (R <https://x.org/issues>) <https://x.org/bureau>))", {"2025-01-20", "2024-03-01"}),
         ("(JOIN <https://x.org/capacity> 12)", {X + "plan"}),
+        # A date matches xsd:dateTime data (what policykb writes) and legacy xsd:date data.
+        ("(JOIN <https://x.org/issued> 2023-06-01)", {X + "strategy"}),
+        ("(JOIN <https://x.org/issued> 2025-01-20)", {X + "plan"}),
+        ("(JOIN <https://x.org/issued> 2023-06-01T00:00:00)", {X + "strategy"}),
     ],
 )
 def test_every_operator_executes(store, sexpr, expected):

@@ -155,10 +155,10 @@ def test_dates_deadlines_amounts_and_targets(onto):
     assert by_text["EUR 7 500 000 000"].class_iri == PKB + "Funds"
     assert by_text["target of 12 GW"].class_iri == PKB + "Target"
     attrs = {(a.subject.text, a.property_iri[len(PKB) :], a.value, a.datatype[len(XSD) :]) for a in ex.attributes}
-    assert ("31 December 2030", "dateValue", "2030-12-31", "date") in attrs
-    assert ("1 June 2025", "dateValue", "2025-06-01", "date") in attrs
+    assert ("31 December 2030", "dateValue", "2030-12-31T00:00:00", "dateTime") in attrs  # midnight: OWL 2 has no xsd:date
+    assert ("1 June 2025", "dateValue", "2025-06-01T00:00:00", "dateTime") in attrs
     assert ("target of 12 GW", "targetValue", "12 GW", "string") in attrs
-    assert not [a for a in attrs if a[0] == "2028"]  # a year alone is no xsd:date
+    assert not [a for a in attrs if a[0] == "2028"]  # a year alone is no calendar date
     triples = {(r.subject.text, r.property_iri[len(PKB) :], r.object.text) for r in ex.relations}
     assert ("Plan", "hasTarget", "target of 12 GW") in triples
     assert ("target of 12 GW", "hasDeadline", "31 December 2030") in triples

@@ -128,7 +128,7 @@ def test_extract_returns_records_with_attributes_and_counts_drops(onto):
     chunk = segment(doc).chunks[0]
     out = extractor.extract(chunk, doc, "general-policy")
     assert out.chunk_id == chunk.chunk_id and len(out.mentions) == 3 and len(out.relations) == 2
-    assert [(a.subject.text, a.value) for a in out.attributes] == [("1 September 2025", "2025-09-01")]
+    assert [(a.subject.text, a.value) for a in out.attributes] == [("1 September 2025", "2025-09-01T00:00:00")]
     assert extractor.dropped["entity not in text"] == 1
     messages, schema = model.requests[0]
     assert schema["properties"]["entities"]["maxItems"] == 10 and TEXT in messages[-1]["content"]

@@ -3,6 +3,7 @@ every term is documented for extraction prompts, and the typed reader sees them 
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import tempfile
@@ -12,6 +13,7 @@ from pathlib import Path
 import owlready2
 import pytest
 import rdflib
+from pyoxigraph import RdfFormat, Triple, serialize
 from rdflib.namespace import OWL, RDF
 
 from core.errors import InputError
@@ -21,6 +23,7 @@ from store.vocab import DCTERMS, ELI, ONTOLOGY_BASE, PKB, PROV, XSD
 ROOT = Path(__file__).resolve().parents[1]
 ONTOLOGY_DIR = ROOT / "ontologies"
 SAMPLE_KB = ROOT / "examples" / "sample-kb.trig"
+ID = "https://w3id.org/policykb/id/"
 NAMES = ("core", "general-policy", "legal-regulation", "standard")
 CATEGORY_NAMES = NAMES[1:]
 
@@ -66,8 +69,9 @@ def _load_sample(world: owlready2.World, extra_turtle: str = "") -> None:
 
 
 def _hermit(world: owlready2.World) -> None:
-    # xsd:date is outside the OWL 2 datatype map; HermiT refuses it unless told to ignore it.
-    owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0, ignore_unsupported_datatypes=True)
+    # HermiT's defaults, as in Protégé: no ignore_unsupported_datatypes, so a datatype outside the
+    # OWL 2 datatype map (xsd:date, which older versions wrote) would make it fail.
+    owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)
 
 
 def test_owlready2_resolves_core_import_offline():
@@ -99,6 +103,51 @@ def test_hermit_accepts_the_sample_kb():
     assert list(world.inconsistent_classes()) == []
     bureau = world["https://w3id.org/policykb/id/entity/energy-bureau-national"]
     assert world[PKB + "Agency"] in bureau.is_a
+
+
+def _pipeline_ntriples() -> bytes:
+    """What ingest writes for the sample corpus (lexicon and policy-fact extractors), as N-Triples."""
+    from kgpipeline.classify import classify
+    from kgpipeline.extract.lexicon_extractor import LexiconExtractor
+    from kgpipeline.extract.policy_facts import PolicyFactExtractor
+    from kgpipeline.preprocess import discover_files, load_documents
+    from kgpipeline.segment import segment
+    from kgpipeline.write import build_document_graphs
+
+    lexicon = LexiconExtractor(read_ontologies(ONTOLOGY_DIR))
+    extractor = PolicyFactExtractor(lexicon, lexicon)
+    triples: set[Triple] = set()  # graphs flattened, as in _load_sample
+    for path in discover_files(ROOT / "examples" / "corpus"):
+        for doc in load_documents(path).documents:
+            category = doc.category or classify(doc).category
+            seg = segment(doc)
+            out = build_document_graphs(doc, category, seg, [extractor.extract(c, doc, category) for c in seg.chunks], ID)
+            triples.update(Triple(q.subject, q.predicate, q.object) for q in out.quads)
+    return serialize(sorted(triples, key=str), format=RdfFormat.N_TRIPLES)
+
+
+def test_hermit_accepts_what_the_pipeline_writes():
+    data = _pipeline_ntriples()
+    # Document dates and deadlines are there, typed as the ontology's ranges say.
+    assert b'^^<http://www.w3.org/2001/XMLSchema#dateTime>' in data and b"XMLSchema#date>" not in data
+    world = _world_with_ontologies()
+    world.get_ontology(ID + "pipeline").load(fileobj=io.BytesIO(data), format="ntriples")
+    _hermit(world)
+    assert list(world.inconsistent_classes()) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ('"2025-01-01"^^xsd:date', owlready2.OwlReadyJavaError),  # UnsupportedDatatypeException
+        ('"2025-01-01"', owlready2.OwlReadyInconsistentOntologyError),  # a string is no dateTime
+    ],
+)
+def test_hermit_defaults_refuse_dates_that_are_not_xsd_datetime(value, error):
+    world = _world_with_ontologies()
+    _load_sample(world, f"@prefix xsd: <{XSD}> . <{ID}entity/by-2026> a <{PKB}Deadline> ; <{PKB}dateValue> {value} .")
+    with pytest.raises(error):
+        _hermit(world)
 
 
 def test_hermit_rejects_a_reversed_issues_triple():
@@ -264,8 +313,9 @@ def test_provenance_properties_align_with_dcterms_and_prov(onto):
     assert set(part_of.superproperties) == {DCTERMS + "isPartOf", PROV + "wasDerivedFrom"}
     for local in ("startOffset", "endOffset", "tokenCount", "order"):
         assert onto.properties[PKB + local].range == (XSD + "integer",)
-    assert onto.properties[PKB + "dateValue"].range == (XSD + "date",)
-    assert onto.properties[PKB + "effectiveDate"].range == (XSD + "date",)
+    # Dates are xsd:dateTime, which is in the OWL 2 datatype map (xsd:date is not).
+    assert onto.properties[PKB + "dateValue"].range == (XSD + "dateTime",)
+    assert onto.properties[PKB + "effectiveDate"].range == (XSD + "dateTime",)
     for local in ("priorWeight", "centralityWeight", "fusedWeight"):
         assert onto.properties[PKB + local].domain == (PKB + "SurfaceFormLink",)
 

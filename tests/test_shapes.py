@@ -36,7 +36,7 @@ PREFIXES = """
 
 # A document with one chunk that satisfies every core shape; tests break one thing at a time.
 VALID_DOC = """
-:doc a pkb:Notice ; dcterms:title "Notice on Grid Access" ; dcterms:issued "2024-03-01"^^xsd:date .
+:doc a pkb:Notice ; dcterms:title "Notice on Grid Access" ; dcterms:issued "2024-03-01T00:00:00"^^xsd:dateTime .
 :chunk a pkb:Chunk ; pkb:partOfDocument :doc ; pkb:text "Grid companies shall connect projects." ;
     pkb:startOffset 0 ; pkb:endOffset 38 ; pkb:tokenCount 7 .
 """
@@ -172,7 +172,7 @@ def test_literal_with_wrong_datatype_names_subject_path_and_value(validator):
         path=PKB + "dateValue",
         value='"2025-01-01"',
         constraint=str(SH.DatatypeConstraintComponent),
-        message="Value of pkb:dateValue must be of datatype xsd:date (rdfs:range)",
+        message="Value of pkb:dateValue must be of datatype xsd:dateTime (rdfs:range)",
         shape=SHAPES_NS + "dateValue-range",
     )
 
@@ -199,7 +199,9 @@ def test_minimal_document_with_chunk_conforms(validator):
 CORE_CASES = [
     ("chunk-without-text", 'pkb:text "Grid companies shall connect projects." ;', "",
      "chunk", ("MinCountConstraintComponent", PKB + "text")),
-    ("date-as-plain-string", '"2024-03-01"^^xsd:date', '"2024-03-01"',
+    ("date-as-plain-string", '"2024-03-01T00:00:00"^^xsd:dateTime', '"2024-03-01"',
+     "doc", ("DatatypeConstraintComponent", "http://purl.org/dc/terms/issued")),
+    ("date-as-xsd-date", '"2024-03-01T00:00:00"^^xsd:dateTime', '"2024-03-01"^^xsd:date',  # outside OWL 2
      "doc", ("DatatypeConstraintComponent", "http://purl.org/dc/terms/issued")),
     ("no-end-offset", "pkb:endOffset 38 ;", "",
      "chunk", ("MinCountConstraintComponent", PKB + "endOffset")),

@@ -10,6 +10,20 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kgpipeline.records import Chunk, SourceDocument
+from store.vocab import XSD
+
+# Dates are written as xsd:dateTime at midnight with no time zone: xsd:date is outside the OWL 2
+# datatype map, so HermiT (Protégé's default reasoner) would reject the ontologies' date ranges.
+DATE_TIME = XSD + "dateTime"
+
+
+def day_lexical(day: str, datatype: str = DATE_TIME) -> str:
+    """The lexical form of the calendar day ``day`` ("2030-12-31") in ``datatype``.
+
+    >>> day_lexical("2030-12-31"), day_lexical("2030-12-31", XSD + "date")
+    ('2030-12-31T00:00:00', '2030-12-31')
+    """
+    return f"{day}T00:00:00" if datatype == DATE_TIME else day
 
 
 @dataclass(frozen=True)
@@ -47,7 +61,7 @@ class Relation:
 
 @dataclass(frozen=True)
 class Attribute:
-    """A datatype property value, e.g. a Deadline's ``pkb:dateValue "2030-12-31"^^xsd:date``."""
+    """A datatype property value, e.g. a Deadline's ``pkb:dateValue "2030-12-31T00:00:00"^^xsd:dateTime``."""
 
     subject: Mention
     property_iri: str

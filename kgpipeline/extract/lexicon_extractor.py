@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation
+from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation, day_lexical
 from kgpipeline.extract.lexicon import (
     ADMIN_UNITS,
     EU_CANONICAL,
@@ -340,7 +340,8 @@ def _attributes(mentions: list[Mention], spans: list[tuple[int, int]], lex: Cate
     for m in mentions:
         evidence = next(((a, b) for a, b in spans if a <= m.start < b), (m.start, m.end))
         if date_value and m.class_iri in (lex.role("date"), lex.role("deadline")) and _ISO.match(m.canonical):
-            yield Attribute(m, date_value, m.canonical, lex.datatypes[date_value], evidence)
+            datatype = lex.datatypes[date_value]
+            yield Attribute(m, date_value, day_lexical(m.canonical, datatype), datatype, evidence)
         elif target_value and m.class_iri in (lex.role("target"), lex.role("indicator")) and m.scope.startswith("doc:"):
             value = _QUANTITY_VALUE.search(m.text)
             if value:

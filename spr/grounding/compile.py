@@ -6,9 +6,11 @@ provenance of that hop. Class constraints use ``rdf:type/rdfs:subClassOf*`` over
 Every IRI and literal goes through pyoxigraph terms (``store.terms``), whose printed form is
 escaped, so no label, IRI or value can change the query's structure.
 
-Date comparisons are written twice, once against ``xsd:date`` and once against ``xsd:dateTime``,
-joined by ``||``: comparing a date with a dateTime is a type error in SPARQL 1.1, and under the
-error rules of ``||`` the alternative that fits the stored datatype decides.
+policykb writes dates as ``xsd:dateTime`` at midnight (``xsd:date`` is outside the OWL 2 datatype
+map); KBs built by older versions hold ``xsd:date``. Date comparisons are therefore written twice,
+once against each datatype, joined by ``||``: comparing a date with a dateTime is a type error in
+SPARQL 1.1, and under the error rules of ``||`` the alternative that fits the stored datatype
+decides. A date value to match exactly (``JOIN``) is offered in both forms through ``VALUES``.
 
     >>> from spr.grounding.sexpr_reader import parse
     >>> q = compile_query(parse("(JOIN <https://x.org/issues> <https://x.org/plan>)"))
@@ -110,6 +112,9 @@ class _Compiler:
                 if isinstance(arg, Entity):
                     node: Slot = _iri(arg.ref)
                     inner: list[str] = []
+                elif isinstance(arg, Value) and arg.datatype in ("date", "dateTime"):
+                    node = self.fresh("v")
+                    inner = [f"VALUES {node} {{ {' '.join(_date_forms(arg))} }}"]
                 elif isinstance(arg, Value):
                     node = value_term(arg)
                     inner = []
@@ -196,13 +201,17 @@ def _filter(var: Var, op: str, value: Value) -> str:
     return f"FILTER({_cmp(var, _OPS[op], value)})"
 
 
-def _cmp(var: Var, sym: str, value: Value) -> str:
+def _date_forms(value: Value) -> tuple[str, str]:
+    """The date ``value`` as an xsd:date and as an xsd:dateTime term, the value's own type first."""
+    value_term(value)  # InputError on an invalid date
+    as_date = sparql_term(literal(value.lexical[:10], "date"))
     if value.datatype == "date":
-        as_date = sparql_term(literal(value.lexical, "date"))
-        as_datetime = sparql_term(literal(f"{value.lexical}T00:00:00", "dateTime"))
-        return f"{var} {sym} {as_date} || {var} {sym} {as_datetime}"
-    if value.datatype == "dateTime":
-        as_datetime = sparql_term(literal(value.lexical, "dateTime"))
-        as_date = sparql_term(literal(value.lexical[:10], "date"))
-        return f"{var} {sym} {as_datetime} || {var} {sym} {as_date}"
+        return as_date, sparql_term(literal(f"{value.lexical}T00:00:00", "dateTime"))
+    return sparql_term(literal(value.lexical, "dateTime")), as_date
+
+
+def _cmp(var: Var, sym: str, value: Value) -> str:
+    if value.datatype in ("date", "dateTime"):
+        first, second = _date_forms(value)
+        return f"{var} {sym} {first} || {var} {sym} {second}"
     return f"{var} {sym} {sparql_term(value_term(value))}"

@@ -110,10 +110,11 @@ def read_facts(store: RDFStore, limit: int = 5000) -> list[_Fact]:
 
 
 def read_dates(store: RDFStore, limit: int = 2000) -> list[tuple[str, str, str]]:
-    """(property, date lexical, subject type) of date-valued attributes."""
+    """(property, date lexical "YYYY-MM-DD", subject type) of date-valued attributes: xsd:dateTime
+    (what policykb writes) or xsd:date (KBs built by older versions)."""
     rows = store.select(
-        f"""SELECT DISTINCT ?p ?d ?t WHERE {{ ?s ?p ?d FILTER(DATATYPE(?d) = <{XSD}date>)
-            OPTIONAL {{ ?s <{RDF}type> ?t }} }} ORDER BY ?p ?d LIMIT {int(limit)}"""
+        f"""SELECT DISTINCT ?p ?d ?t WHERE {{ ?s ?p ?o FILTER(DATATYPE(?o) IN (<{XSD}dateTime>, <{XSD}date>))
+            BIND(SUBSTR(STR(?o), 1, 10) AS ?d) OPTIONAL {{ ?s <{RDF}type> ?t }} }} ORDER BY ?p ?d LIMIT {int(limit)}"""
     ).rows
     return [(r["p"].value, r["d"].value, r["t"].value if r["t"] is not None else "") for r in rows]  # type: ignore[union-attr]
 

@@ -30,7 +30,7 @@ from spr.grounding.sexpr import to_text
 from spr.parsing.candidate import ParseCandidate, SemanticParser
 from spr.parsing.factory import load_parser
 from spr.records import Fact
-from spr.verbalize import label_from_iri
+from spr.verbalize import date_text, label_from_iri
 from store.base import RDFStore
 from store.disambiguation import read_link_weights
 from store.terms import named_node, sparql_term
@@ -179,7 +179,8 @@ class SemanticParsingRetriever:
         return Fact(
             s.value, p.value, o.value,
             names.get(s.value, label_from_iri(s.value)), term_for(p.value, self.properties).label,
-            o.value if literal else names.get(o.value, label_from_iri(o.value)), literal, tuple(sorted(graphs)),
+            date_text(o.value, o.datatype.value) if literal else names.get(o.value, label_from_iri(o.value)),
+            literal, tuple(sorted(graphs)),
         )
 
     def _names(self, iris: set[str]) -> dict[str, str]:
@@ -220,7 +221,7 @@ def _facts(rows, compiled: CompiledQuery) -> dict[tuple, list[str]]:
 
 def _answer(term, names: Mapping[str, str]) -> AnswerValue:
     if isinstance(term, Literal):
-        return AnswerValue(term.value, term.value, True, term.datatype.value)
+        return AnswerValue(term.value, date_text(term.value, term.datatype.value), True, term.datatype.value)  # no midnight time
     return AnswerValue(term.value, names.get(term.value, label_from_iri(term.value)))
 
 
