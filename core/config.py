@@ -87,6 +87,16 @@ class IngestConfig(_Section):
     retries: int = Field(3, ge=0, description="Retries of a document after a recoverable error.")
     backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles each time.")
     max_file_mb: float = Field(50.0, gt=0, description="Larger input files are skipped.")
+    max_token_chars: int = Field(
+        100, ge=8, le=10_000,
+        description="A word longer than this counts as several tokens when chunking, so a chunk is at most "
+        "chunk_tokens x max_token_chars characters even in a file of one unbroken token.",
+    )
+    file_timeout_s: float = Field(
+        1800.0, ge=0,
+        description="Time budget per input file, checked between stages and chunks (0 = none); a file "
+        "over it is skipped with its reason and the batch continues.",
+    )
 
 
 # The embedded model policykb uses unless told otherwise: the one owner of that choice (core.llm

@@ -2,7 +2,9 @@
 
 Stages per document: preprocess (per file) → classify → segment → extract → build graphs →
 validate → write. One bad file or document never stops the batch: unusable input is skipped with
-its reason; recoverable failures (a model or endpoint that is down) are retried with exponential
+its reason (an unexpected error too: logged with its trace, the batch goes on), and so is a file
+over its time budget ``[ingest] file_timeout_s`` (a cooperative deadline checked between stages
+and chunks, not a signal); recoverable failures (a model or endpoint that is down) are retried with exponential
 backoff, then skipped. The write is replace-by-graphs: drop every graph the document occupied,
 insert the new quads in one transaction, then mark it done; a crash anywhere in between is healed
 by the next run doing the same again (see ``kgpipeline.state``).
@@ -83,6 +85,20 @@ class IngestSummary:
         return out
 
 
+class _Deadline:
+    """The per-file time budget: ``check`` raises InputError (a skip with its reason) once spent."""
+
+    def __init__(self, path: Path, budget_s: float, clock: Callable[[], float]):
+        self.path, self.budget, self.clock = path, budget_s, clock
+        self.at = clock() + budget_s
+
+    def check(self, stage: str) -> None:
+        if self.clock() > self.at:
+            raise InputError(
+                f"{self.path}: over the per-file time budget of {self.budget:g} s ([ingest] file_timeout_s) after {stage}"
+            )
+
+
 def conflicts_path(kb_dir: Path, doc_id: str) -> Path:
     return KBLayout(kb_dir).conflicts / f"{slug(doc_id, 60)}-{content_hash(doc_id, length=8)}.jsonl"
 
@@ -123,6 +139,7 @@ class IngestController:
         sleep: Callable[[float], None] = time.sleep,
         stages: list[DerivedStage] | None = None,
         ontology_dir: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.store = store
         self.kb_dir = Path(kb_dir)
@@ -133,6 +150,7 @@ class IngestController:
         self.classifier_llm = classifier_llm
         self.state = IngestState(KBLayout(self.kb_dir).state)
         self._sleep = sleep
+        self._clock = clock  # injectable, so the time budget is testable without real time
         self.stages = stages or []
         self.ontology_dir = ontology_dir
         self.last_stage_seconds: dict[str, float] = {}
@@ -192,14 +210,19 @@ class IngestController:
 
     def _ingest_file(self, path: Path, summary: IngestSummary, seen: dict[str, str]) -> None:
         started = time.perf_counter()
+        budget = self.config.file_timeout_s
+        deadline = _Deadline(path, budget, self._clock) if budget > 0 else None
         try:
             loaded = load_documents(path, max_bytes=int(self.config.max_file_mb * 1024 * 1024))
             summary.timed("preprocess", started)
+            if deadline:
+                deadline.check("preprocess")
         except InputError as exc:
-            reason = " ".join(str(exc).split())
-            self.state.skip_source(str(path), reason)
-            summary.skipped.append((str(path), reason))
-            log.warning("skipped %s: %s", path, reason)
+            self._skip_source(path, str(exc), summary)
+            return
+        except Exception as exc:  # a loader bug must not stop the batch; logged with its trace
+            log.debug("internal error reading %s", path, exc_info=True)
+            self._skip_source(path, f"{path}: internal error: {type(exc).__name__}: {exc}", summary)
             return
         self.state.clear_source_skip(str(path))
         for record in loaded.skipped:
@@ -210,10 +233,16 @@ class IngestController:
                 summary.skipped.append((doc.source, reason))
                 continue
             seen[doc.doc_id] = doc.source
-            self._ingest_document(doc, summary)
+            self._ingest_document(doc, summary, deadline)
+
+    def _skip_source(self, path: Path, reason: str, summary: IngestSummary) -> None:
+        reason = " ".join(reason.split())
+        self.state.skip_source(str(path), reason)
+        summary.skipped.append((str(path), reason))
+        log.warning("skipped %s: %s", path, reason)
 
     # --- one document ---------------------------------------------------------------------------
-    def _ingest_document(self, doc: SourceDocument, summary: IngestSummary) -> None:
+    def _ingest_document(self, doc: SourceDocument, summary: IngestSummary, deadline: _Deadline | None = None) -> None:
         before = self.state.get(doc.doc_id)
         if before and before.status == "done" and before.content_hash == doc.content_hash:
             summary.unchanged += 1
@@ -221,7 +250,7 @@ class IngestController:
         self.state.queue(doc.doc_id, doc.source, doc.content_hash)
         for attempt in range(self.config.retries + 1):
             try:
-                self._process(doc, summary, updated=before is not None and before.status == "done")
+                self._process(doc, summary, updated=before is not None and before.status == "done", deadline=deadline)
                 return
             except RECOVERABLE as exc:
                 if attempt == self.config.retries:
@@ -238,25 +267,37 @@ class IngestController:
                 self._skip(doc, f"internal error: {type(exc).__name__}: {exc}", summary)
                 return
 
-    def _process(self, doc: SourceDocument, summary: IngestSummary, updated: bool) -> None:
+    def _process(self, doc: SourceDocument, summary: IngestSummary, updated: bool, deadline: _Deadline | None = None) -> None:
+        def check(stage: str) -> None:
+            if deadline:
+                deadline.check(stage)
+
         t = time.perf_counter()
         category = self._category(doc)
         t = summary.timed("classify", t)
+        check("classify")
         seg = segment(
             doc,
             max_tokens=self.config.chunk_tokens,
             overlap=self.config.chunk_overlap,
             min_tokens=self.config.min_chunk_tokens,
+            max_token_chars=self.config.max_token_chars,
         )
         t = summary.timed("segment", t)
-        extractions: list[ChunkExtraction] = [self.extractor.extract(c, doc, category) for c in seg.chunks]
+        check("segment")
+        extractions: list[ChunkExtraction] = []
+        for n, chunk in enumerate(seg.chunks, 1):
+            extractions.append(self.extractor.extract(chunk, doc, category))
+            check(f"extract (chunk {n} of {len(seg.chunks)})")
         t = summary.timed("extract", t)
         graphs = build_document_graphs(doc, category, seg, extractions, self.base)
         t = summary.timed("build graphs", t)
+        check("build graphs")
         conflicts: tuple[Conflict, ...] = ()
         if self.validator is not None:
             graphs, conflicts = validate_document(doc.doc_id, graphs, self.validator)
         t = summary.timed("validate", t)
+        check("validate")  # the last check: nothing has been written yet
         new_graphs = [g.value for g in graphs.graphs]
 
         self.state.writing(doc.doc_id, new_graphs)

@@ -25,6 +25,7 @@ lines; a whole small section stays one chunk (structure beats size). Pure; no I/
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -32,8 +33,19 @@ from kgpipeline.records import Chunk, Heading, Section, Segmentation, SourceDocu
 from store.vocab import content_hash
 
 # Tokens: runs of word characters, or single punctuation marks. Cheap, deterministic, and close
-# enough to subword counts for sizing chunks; documented in the README as "pkb tokens".
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+# enough to subword counts for sizing chunks; documented in the README as "pkb tokens". A word
+# run longer than MAX_TOKEN_CHARS counts as several tokens, so that a chunk of ``max_tokens``
+# tokens is bounded in characters too (a 30 MB file of one unbroken "word" used to be one chunk,
+# and every later stage is slower than linear in the size of one chunk).
+MAX_TOKEN_CHARS = 100
+
+
+@functools.lru_cache(maxsize=8)
+def token_pattern(max_token_chars: int = MAX_TOKEN_CHARS) -> re.Pattern:
+    return re.compile(rf"\w{{1,{int(max_token_chars)}}}|[^\w\s]")
+
+
+_TOKEN = token_pattern()
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
@@ -60,9 +72,9 @@ _LETTERED = re.compile(r"^(?P<num>[A-H])\.[ \t]+(?P<title>\S.*)$")
 _LIST_ITEM = re.compile(r"^(?:[-*+•▪–]\s|\(?[a-z0-9]{1,4}[.)]\s)")
 
 
-def count_tokens(text: str) -> int:
-    """Number of tokens: word runs plus single punctuation marks."""
-    return len(_TOKEN.findall(text))
+def count_tokens(text: str, token: re.Pattern = _TOKEN) -> int:
+    """Number of tokens: word runs (of at most MAX_TOKEN_CHARS) plus single punctuation marks."""
+    return sum(1 for _ in token.finditer(text))
 
 
 def _plausible_title(title: str) -> bool:
@@ -239,8 +251,8 @@ _SEPARATORS = (
 )
 
 
-def _hard_split(text: str, start: int, end: int, max_tokens: int, overlap: int) -> list[tuple[int, int]]:
-    spans = [m.span() for m in _TOKEN.finditer(text, start, end)]
+def _hard_split(text: str, start: int, end: int, max_tokens: int, overlap: int, token: re.Pattern) -> list[tuple[int, int]]:
+    spans = [m.span() for m in token.finditer(text, start, end)]
     out, i, step = [], 0, max(1, max_tokens - overlap)
     while i < len(spans):
         j = min(len(spans), i + max_tokens)
@@ -253,17 +265,17 @@ def _hard_split(text: str, start: int, end: int, max_tokens: int, overlap: int) 
 
 def split_span(
     text: str, start: int, end: int, *, max_tokens: int = 512, overlap: int = 50,
-    max_depth: int = 6, _depth: int = 0, _sep: int = 0,
+    max_depth: int = 6, _depth: int = 0, _sep: int = 0, token: re.Pattern = _TOKEN,
 ) -> list[tuple[int, int]]:
     """Recursive splitter over ``text[start:end]``: spans of at most ``max_tokens`` tokens.
 
     Pieces are cut at the coarsest separator that occurs, packed greedily, and the next window
     starts with trailing pieces of the previous one totalling at most ``overlap`` tokens.
     """
-    if count_tokens(text[start:end]) <= max_tokens:
+    if count_tokens(text[start:end], token) <= max_tokens:
         return [(start, end)]
     if _sep >= len(_SEPARATORS) or _depth >= max_depth:
-        return _hard_split(text, start, end, max_tokens, overlap)
+        return _hard_split(text, start, end, max_tokens, overlap, token)
     pieces, pos = [], start
     for m in _SEPARATORS[_sep].finditer(text, start, end):
         if m.start() > pos:
@@ -274,8 +286,8 @@ def split_span(
     pieces = [p for p in (_trim(text, a, b) for a, b in pieces) if p[0] < p[1]]
     if len(pieces) < 2:  # separator absent: try the next finer one
         return split_span(text, start, end, max_tokens=max_tokens, overlap=overlap,
-                          max_depth=max_depth, _depth=_depth + 1, _sep=_sep + 1)
-    ntok = [count_tokens(text[a:b]) for a, b in pieces]
+                          max_depth=max_depth, _depth=_depth + 1, _sep=_sep + 1, token=token)
+    ntok = [count_tokens(text[a:b], token) for a, b in pieces]
     out: list[tuple[int, int]] = []
     i = 0
     while i < len(pieces):
@@ -285,7 +297,7 @@ def split_span(
             j += 1
         if j == i:  # one piece alone is too big: recurse with the next separator
             out += split_span(text, *pieces[i], max_tokens=max_tokens, overlap=overlap,
-                              max_depth=max_depth, _depth=_depth + 1, _sep=_sep + 1)
+                              max_depth=max_depth, _depth=_depth + 1, _sep=_sep + 1, token=token)
             i += 1
             continue
         out.append((pieces[i][0], pieces[j - 1][1]))
@@ -299,20 +311,22 @@ def split_span(
     return out
 
 
-def _merge_fragments(text: str, spans: list[tuple[int, int]], max_tokens: int, min_tokens: int) -> list[tuple[int, int]]:
+def _merge_fragments(
+    text: str, spans: list[tuple[int, int]], max_tokens: int, min_tokens: int, token: re.Pattern = _TOKEN
+) -> list[tuple[int, int]]:
     """Merge split fragments that are too small (tokens or sentences) into a neighbour."""
     out: list[tuple[int, int]] = []
     for span in spans:
         frag = text[span[0] : span[1]]
         if out:
-            ntok = count_tokens(frag)
-            merged = count_tokens(text[out[-1][0] : span[1]])
+            ntok = count_tokens(frag, token)
+            merged = count_tokens(text[out[-1][0] : span[1]], token)
             few_sentences = len(_SENTENCE_END.findall(frag)) < 2
             if ntok < min_tokens or (few_sentences and merged <= max_tokens):
                 out[-1] = (out[-1][0], max(out[-1][1], span[1]))
                 continue
         out.append(span)
-    if len(out) > 1 and count_tokens(text[out[0][0] : out[0][1]]) < min_tokens:
+    if len(out) > 1 and count_tokens(text[out[0][0] : out[0][1]], token) < min_tokens:
         out[1] = (out[0][0], out[1][1])  # a tiny first fragment joins the next one
         out.pop(0)
     return out
@@ -327,10 +341,12 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def segment(
-    doc: SourceDocument, *, max_tokens: int = 512, overlap: int = 50, min_tokens: int = 32, max_depth: int = 6
+    doc: SourceDocument, *, max_tokens: int = 512, overlap: int = 50, min_tokens: int = 32, max_depth: int = 6,
+    max_token_chars: int = MAX_TOKEN_CHARS,
 ) -> Segmentation:
     """Section tree and chunks of one document (see the module docstring)."""
     text = doc.text
+    token = token_pattern(max_token_chars)
     headings = find_headings(text)
     sections = build_sections(doc.doc_id, text, headings)
     # Units: (start, end, section index or None, heading end) — each section's own text.
@@ -350,12 +366,12 @@ def segment(
             continue
         # Heading-only units (and a title-sized preamble) are glued to the next chunk.
         if (idx is not None and not text[head_end:end].strip()) or (
-            idx is None and count_tokens(text[start:end]) < min_tokens
+            idx is None and count_tokens(text[start:end], token) < min_tokens
         ):
             pending_start = start if pending_start is None else pending_start
             continue
-        spans = split_span(text, start, end, max_tokens=max_tokens, overlap=overlap, max_depth=max_depth)
-        spans = _merge_fragments(text, spans, max_tokens, min_tokens)
+        spans = split_span(text, start, end, max_tokens=max_tokens, overlap=overlap, max_depth=max_depth, token=token)
+        spans = _merge_fragments(text, spans, max_tokens, min_tokens, token)
         if pending_start is not None:
             spans[0] = (pending_start, spans[0][1])
             pending_start = None
@@ -381,7 +397,7 @@ def segment(
                 text=body,
                 start=a,
                 end=b,
-                tokens=count_tokens(body),
+                tokens=count_tokens(body, token),
             )
         )
     return Segmentation(doc.doc_id, "structure" if sections else "recursive", sections, tuple(chunks))

@@ -43,18 +43,22 @@ def validate_document(doc_id: str, graphs: DocumentGraphs, validator: ShapeValid
     report = validator.validate(_to_rdflib(graphs.quads))
     if report.conforms:
         return graphs, ()
-    keep = list(graphs.quads)
+    # Quads by subject, so each violation looks at its focus node only (not violations x quads).
+    by_subject: dict[str, list[Quad]] = {}
+    for q in graphs.quads:
+        by_subject.setdefault(str(q.subject), []).append(q)
+    dropped: set[Quad] = set()
     conflicts: list[Conflict] = []
     for violation in report.violations:
-        hits = [q for q in keep if _matches(q, violation)]
+        hits = [q for q in by_subject.get(violation.focus_node, ()) if q not in dropped and _matches(q, violation)]
         if not hits:
             conflicts.append(_conflict(doc_id, "", violation.focus_node, violation.path or "", violation.value or "", violation))
             continue
-        hit_set = set(hits)
-        keep = [q for q in keep if q not in hit_set]
+        dropped.update(hits)
         for q in hits:
             conflicts.append(_conflict(doc_id, str(q.graph_name)[1:-1], str(q.subject), q.predicate.value, str(q.object), violation))
-    cleaned = DocumentGraphs(graphs.doc_iri, graphs.graphs, tuple(keep))
+    keep = tuple(q for q in graphs.quads if q not in dropped)
+    cleaned = DocumentGraphs(graphs.doc_iri, graphs.graphs, keep)
     return cleaned, tuple(dict.fromkeys(conflicts))
 
 

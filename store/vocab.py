@@ -55,8 +55,8 @@ def declare_prefixes(query: str) -> str:
     >>> declare_prefixes('SELECT * WHERE { ?s ?p "skos:x" }')  # not inside strings or IRIs
     'SELECT * WHERE { ?s ?p "skos:x" }'
     """
-    declared = {m.lower() for m in _DECLARED.findall(query)}
-    code = _IRIS_AND_STRINGS.sub(" ", query)
+    code = _IRIS_AND_STRINGS.sub(" ", query)  # "PREFIX pkb:" or "pkb:x" inside a string is text
+    declared = {m.lower() for m in _DECLARED.findall(code)}
     missing = [
         f"PREFIX {p}: <{iri}>"
         for p, iri in PREFIXES.items()

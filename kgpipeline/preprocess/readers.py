@@ -9,29 +9,51 @@ reader, so a corpus without PDFs never loads pypdf.
 from __future__ import annotations
 
 import io
+import logging
 import re
+import warnings
 from pathlib import Path
 
 from core.errors import InputError
 from kgpipeline.preprocess.clean import clean_text
 from kgpipeline.preprocess.frontmatter import split_front_matter
 
+log = logging.getLogger(__name__)
+
+
+class _ToDebug(logging.Handler):
+    """pypdf logs every oddity of a damaged file ("EOF marker not found") on its own logger; our
+    one-line skip message already says the PDF is corrupt, so its records go to our debug log."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log.debug("pypdf: %s", record.getMessage())
+
+
+def _quiet_pypdf() -> None:
+    pypdf_log = logging.getLogger("pypdf")
+    if not any(isinstance(h, _ToDebug) for h in pypdf_log.handlers):
+        pypdf_log.addHandler(_ToDebug())
+        pypdf_log.propagate = False
+
 
 def extract_pdf(path: Path, raw: bytes, meta: dict) -> tuple[str, str]:
     """PDF text per page (pypdf); the document-info title; InputError if encrypted, corrupt or scanned."""
     from pypdf import PdfReader
 
+    _quiet_pypdf()
     try:
-        reader = PdfReader(io.BytesIO(raw))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise InputError(f"{path}: encrypted PDF (password required)")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        info = reader.metadata or {}
-        title = str(info.get("/Title") or "").strip()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pypdf's PdfReadWarning: same story as its log records
+            reader = PdfReader(io.BytesIO(raw))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise InputError(f"{path}: encrypted PDF (password required)")
+            pages = [page.extract_text() or "" for page in reader.pages]
+            info = reader.metadata or {}
+            title = str(info.get("/Title") or "").strip()
     except InputError:
         raise
     except Exception as exc:  # pypdf raises many types for damaged files
-        raise InputError(f"{path}: corrupt PDF ({type(exc).__name__}: {exc})") from None
+        raise InputError(f"{path}: corrupt PDF ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     if not any(p.strip() for p in pages):
         raise InputError(f"{path}: PDF has no extractable text (scanned images?)")
     meta["page_count"] = len(pages)
