@@ -63,6 +63,12 @@ class StoreConfig(_Section):
     )
     timeout_s: float = Field(60.0, gt=0, description="HTTP timeout per request to a remote endpoint.")
     auth_token_env: str = Field("", description="Env var holding a bearer token for the endpoint.")
+    auth_user: str = Field(
+        "", description="User for HTTP Digest auth (Virtuoso's /sparql-auth); auth_token_env then holds its password."
+    )
+    dialect: Literal["sparql11", "virtuoso"] = Field(
+        "sparql11", description="'virtuoso' = work around Virtuoso 7's protocol quirks (see README)."
+    )
 
 
 class IngestConfig(_Section):

@@ -8,11 +8,14 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 
 # Debian packages: Java runs HermiT (owlready2's reasoner) in the ontology tests; Chromium runs
-# the web page's browser test; npm installs the page's assets.
+# the web page's browser test; npm installs the page's assets; Virtuoso is the second SPARQL server
+# of the store contract tests. Only its binaries (virtuoso-t, isql-vt): the full virtuoso-opensource
+# package asks for a DBA password and starts a system service, which the tests do not want.
 need=()
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TypeVar
@@ -36,16 +38,21 @@ def oxigraph_binary() -> str:
     return found
 
 
-def wait_http(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+def wait_http(
+    url: str, proc: subprocess.Popen, timeout: float = 30.0, ok: Callable[[httpx.Response], bool] | None = None
+) -> None:
+    """Poll ``url`` until it answers (and ``ok`` accepts the answer); fail if the server exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited early with code {proc.returncode}")
         try:
-            httpx.get(url, timeout=1.0)
-            return
+            response = httpx.get(url, timeout=1.0)
+            if ok is None or ok(response):
+                return
         except httpx.HTTPError:
-            time.sleep(0.1)
+            pass
+        time.sleep(0.1)
     raise RuntimeError(f"server at {url} not ready after {timeout} s")
 
 
@@ -74,6 +81,106 @@ def oxigraph_server(location: Path) -> Iterator[str]:
         yield base
     finally:
         stop(proc)
+
+
+def virtuoso_binary() -> str | None:
+    """``virtuoso-t`` (Debian package virtuoso-opensource-7-bin, installed by scripts/setup.sh), or None."""
+    return shutil.which("virtuoso-t")
+
+
+@dataclass(frozen=True)
+class Virtuoso:
+    """A running private Virtuoso: its base URL and the SPARQL-Update user (digest auth)."""
+
+    base: str
+    user: str
+    password: str
+
+    def store(self):
+        """A SparqlEndpointStore as a deployment configures it: reads on the public /sparql,
+        writes on the digest-authenticated /sparql-auth and /sparql-graph-crud-auth."""
+        from store.remote import SparqlEndpointStore
+
+        return SparqlEndpointStore(
+            self.base + "/sparql",
+            self.base + "/sparql-auth",
+            self.base + "/sparql-graph-crud-auth",
+            auth_user=self.user,
+            auth_password=self.password,
+            dialect="virtuoso",
+        )
+
+
+# The smallest virtuoso.ini that runs the SPARQL endpoints: loopback ports, files in one folder,
+# modest buffers (the machine is shared), a low ResultSetMaxRows so the contract suite can see the
+# row cap that every Virtuoso has (10000 in Debian's default virtuoso.ini).
+VIRTUOSO_INI = """\
+[Database]
+DatabaseFile = {dir}/virtuoso.db
+ErrorLogFile = {dir}/virtuoso.log
+LockFile = {dir}/virtuoso.lck
+TransactionFile = {dir}/virtuoso.trx
+xa_persistent_file = {dir}/virtuoso.pxa
+Striping = 0
+TempStorage = TempDatabase
+
+[TempDatabase]
+DatabaseFile = {dir}/virtuoso-temp.db
+TransactionFile = {dir}/virtuoso-temp.trx
+Striping = 0
+
+[Parameters]
+ServerPort = 127.0.0.1:{sql_port}
+DirsAllowed = ., {dir}
+NumberOfBuffers = 4000
+MaxDirtyBuffers = 3000
+ServerThreads = 10
+CheckpointInterval = 60
+
+[HTTPServer]
+ServerPort = 127.0.0.1:{http_port}
+ServerRoot = {dir}
+ServerThreads = 10
+MaxClientConnections = 10
+
+[SPARQL]
+ResultSetMaxRows = {max_rows}
+MaxQueryExecutionTime = 120
+"""
+
+
+@contextmanager
+def virtuoso_server(folder: Path, max_rows: int = 1000, timeout: float = 120.0) -> Iterator[Virtuoso]:
+    """A private ``virtuoso-t +foreground`` on a fresh database in ``folder``, on free loopback ports.
+
+    Writes go through a dedicated user with the SPARQL_UPDATE role on the digest-authenticated
+    endpoints, as a deployment does it (granting SPARQL_UPDATE to the anonymous ``SPARQL`` user
+    would open /sparql to writes from anyone). The default ``dba`` password is replaced too.
+    """
+    binary = virtuoso_binary()
+    if binary is None:
+        raise RuntimeError("virtuoso-t is not installed (scripts/setup.sh installs virtuoso-opensource-7-bin)")
+    folder.mkdir(parents=True, exist_ok=True)
+    sql_port, http_port = free_port(), free_port()
+    ini = folder / "virtuoso.ini"
+    ini.write_text(VIRTUOSO_INI.format(dir=folder, sql_port=sql_port, http_port=http_port, max_rows=max_rows))
+    log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([binary, "+foreground", "+configfile", str(ini)], stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    base = f"http://127.0.0.1:{http_port}"
+    try:
+        # The HTTP port opens before the SPARQL pages are registered: wait for a real answer.
+        wait_http(base + "/sparql?query=ASK%7B%7D", proc, timeout, ok=lambda r: r.status_code == 200)
+        user, password, dba = "policykb", secrets.token_hex(8), secrets.token_hex(8)
+        sql = (
+            f"DB.DBA.USER_CREATE('{user}', '{password}'); GRANT SPARQL_UPDATE TO \"{user}\"; "
+            f"DB.DBA.USER_SET_PASSWORD('dba', '{dba}');"
+        )
+        isql = shutil.which("isql-vt") or "isql-vt"
+        subprocess.run([isql, f"127.0.0.1:{sql_port}", "dba", "dba", f"exec={sql}"], check=True, capture_output=True, timeout=60)
+        yield Virtuoso(base, user, password)
+    finally:
+        stop(proc, 30)  # SIGTERM: Virtuoso checkpoints and exits ("quick shutdown")
+        log.close()
 
 
 @contextmanager
