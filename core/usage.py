@@ -2,11 +2,19 @@
 
 A :class:`UsageTracker` is created by whoever owns a run (the CLI, a pipeline, a test) and handed to
 each model by constructor injection, so every stage can read the same counts; there is no global.
+
+A tracker is shared by every thread that uses its models, so "totals after minus totals before"
+mixes in the calls other threads made meanwhile. What one request caused is a
+:class:`UsageScope`: while ``scope.active()`` is entered, every tracker also records into it, for
+the calls made in that thread (a context variable, so a server thread sees only its own request).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 
@@ -66,25 +74,17 @@ class UsageTracker:
 
     def record(self, model: str, usage: Usage, *, cached: bool, seconds: float = 0.0) -> None:
         with self._lock:
-            t = self._totals
-            if cached:
-                t = replace(t, cache_hits=t.cache_hits + 1, saved=t.saved + usage)
-            else:
-                t = replace(
-                    t, calls=t.calls + 1, usage=t.usage + usage, seconds=t.seconds + seconds
-                )
-            self._totals = t
+            self._totals = _add_call(self._totals, usage, cached, seconds)
             if self.keep_records:
                 self._records.append(CallRecord(model, usage, cached, seconds))
+        for scope in _ACTIVE.get():
+            scope.record(usage, cached=cached, seconds=seconds)
 
     def record_embeddings(self, *, computed: int, cached: int) -> None:
         with self._lock:
-            t = self._totals
-            self._totals = replace(
-                t,
-                texts_embedded=t.texts_embedded + computed,
-                embed_cache_hits=t.embed_cache_hits + cached,
-            )
+            self._totals = _add_embeddings(self._totals, computed, cached)
+        for scope in _ACTIVE.get():
+            scope.record_embeddings(computed=computed, cached=cached)
 
     @property
     def totals(self) -> UsageTotals:
@@ -107,3 +107,50 @@ class UsageTracker:
         if t.texts_embedded or t.embed_cache_hits:
             line += f"; embeddings: {t.texts_embedded} computed, {t.embed_cache_hits} cached"
         return line
+
+
+class UsageScope:
+    """The model use of one unit of work (one question), whatever trackers its calls went to.
+
+    Enter :meth:`active` around each stretch of the work (it may be entered again later, e.g. for
+    every step of a stream); calls made meanwhile *in this thread* (or in a context copied from
+    it) are added here. Scopes nest: an outer one sees its inner ones' calls too."""
+
+    def __init__(self) -> None:
+        self._totals = UsageTotals()
+        self._lock = threading.Lock()  # a copied context may record from another thread
+
+    @contextmanager
+    def active(self) -> Iterator[UsageScope]:
+        token = _ACTIVE.set((*_ACTIVE.get(), self))
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
+    def record(self, usage: Usage, *, cached: bool, seconds: float = 0.0) -> None:
+        with self._lock:
+            self._totals = _add_call(self._totals, usage, cached, seconds)
+
+    def record_embeddings(self, *, computed: int, cached: int) -> None:
+        with self._lock:
+            self._totals = _add_embeddings(self._totals, computed, cached)
+
+    @property
+    def totals(self) -> UsageTotals:
+        with self._lock:
+            return self._totals
+
+
+# The scopes active in this context, innermost last. A tuple, never mutated: set() a new one.
+_ACTIVE: ContextVar[tuple[UsageScope, ...]] = ContextVar("policykb_usage_scopes", default=())
+
+
+def _add_call(t: UsageTotals, usage: Usage, cached: bool, seconds: float) -> UsageTotals:
+    if cached:
+        return replace(t, cache_hits=t.cache_hits + 1, saved=t.saved + usage)
+    return replace(t, calls=t.calls + 1, usage=t.usage + usage, seconds=t.seconds + seconds)
+
+
+def _add_embeddings(t: UsageTotals, computed: int, cached: int) -> UsageTotals:
+    return replace(t, texts_embedded=t.texts_embedded + computed, embed_cache_hits=t.embed_cache_hits + cached)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from core.config import ANSWER_KINDS, MAX_K, Config, load_config
 from core.errors import InputError
-from core.usage import UsageTracker
+from core.usage import UsageScope, UsageTotals, UsageTracker
 from spr.fuse import FusedContext, fuse
 from spr.generate import (
     Draft,
@@ -75,7 +75,7 @@ class _Run:
     found: Retrieval
     context: FusedContext
     timings: dict[str, float]
-    before: object  # the tracker's totals before this question
+    usage: UsageScope  # this question's model calls alone (the tracker is shared across threads)
     started: float
 
 
@@ -177,7 +177,8 @@ class KnowledgeBase:
         """
         run = self._prepare(question, mode, answer, k)
         mark = time.perf_counter()
-        draft = self._generator(run.kind).generate(run.question, run.context)
+        with run.usage.active():
+            draft = self._generator(run.kind).generate(run.question, run.context)
         return self._finish(run, draft, mark)
 
     def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
@@ -194,7 +195,8 @@ class KnowledgeBase:
             stream = generator.stream(run.question, run.context)
             while True:
                 try:
-                    piece = next(stream)
+                    with run.usage.active():  # per step: the scope must not stay set across a yield
+                        piece = next(stream)
                 except StopIteration as stop:
                     draft = stop.value
                     break
@@ -202,7 +204,8 @@ class KnowledgeBase:
                     run.timings["first_token"] = elapsed_ms(run.started)
                 yield AnswerToken(piece)
         else:
-            draft = generator.generate(run.question, run.context)
+            with run.usage.active():
+                draft = generator.generate(run.question, run.context)
         yield AnswerDone(self._finish(run, draft, mark))
 
     def _prepare(self, question: str, mode: str | None, answer: str | None, k: int | None) -> _Run:
@@ -216,26 +219,27 @@ class KnowledgeBase:
             raise InputError(f"k must be an integer between 1 and {MAX_K}")
         text = clean_question(question, cfg.max_question_chars)
         retriever = self.retriever(mode)
-        before = self.tracker.totals
+        usage = UsageScope()
         timings: dict[str, float] = {}
 
         started = time.perf_counter()
-        found: Retrieval = retriever.search(text, k or cfg.k)
-        timings["retrieve"] = elapsed_ms(started)
+        with usage.active():
+            found: Retrieval = retriever.search(text, k or cfg.k)
+            timings["retrieve"] = elapsed_ms(started)
 
-        mark = time.perf_counter()
-        context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
-        if kind == "llm" and cfg.llm_evidence_tokens:
-            context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens)
-        timings["fuse"] = elapsed_ms(mark)
-        return _Run(text, mode, kind, found, context, timings, before, started)
+            mark = time.perf_counter()
+            context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
+            if kind == "llm" and cfg.llm_evidence_tokens:
+                context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens)
+            timings["fuse"] = elapsed_ms(mark)
+        return _Run(text, mode, kind, found, context, timings, usage, started)
 
     def _finish(self, run: _Run, draft: Draft, generate_started: float) -> Answer:
         draft = renumber(draft)
         run.timings["generate"] = elapsed_ms(generate_started)
         run.timings["total"] = elapsed_ms(run.started)
         run.timings.update(run.found.trace.timings_ms)
-        return self._answer(run.question, run.mode, run.kind, run.found, run.context, draft, run.timings, run.before)
+        return self._answer(run.question, run.mode, run.kind, run.found, run.context, draft, run.timings, run.usage.totals)
 
     def _budget(self, question: str) -> int:
         cfg = self.config.answer
@@ -262,15 +266,13 @@ class KnowledgeBase:
             return EmbeddingScorer(self.embedder, cfg.min_similarity)
         return LexicalScorer(cfg.min_overlap)
 
-    def _answer(self, question, mode, kind, found: Retrieval, context: FusedContext, draft: Draft, timings, before) -> Answer:
-        after = self.tracker.totals
+    def _answer(self, question, mode, kind, found: Retrieval, context: FusedContext, draft: Draft, timings, spent: UsageTotals) -> Answer:
         usage = AnswerUsage(
             # what the answer costs, whether the cache served it this time or not
-            llm_calls=(after.calls + after.cache_hits) - (before.calls + before.cache_hits),
-            llm_cache_hits=after.cache_hits - before.cache_hits,
-            prompt_tokens=(after.usage.prompt_tokens + after.saved.prompt_tokens) - (before.usage.prompt_tokens + before.saved.prompt_tokens),
-            completion_tokens=(after.usage.completion_tokens + after.saved.completion_tokens)
-            - (before.usage.completion_tokens + before.saved.completion_tokens),
+            llm_calls=spent.requests,
+            llm_cache_hits=spent.cache_hits,
+            prompt_tokens=spent.usage.prompt_tokens + spent.saved.prompt_tokens,
+            completion_tokens=spent.usage.completion_tokens + spent.saved.completion_tokens,
             context_tokens=context.tokens,
         )
         return Answer(

@@ -20,7 +20,7 @@ from store.base import (
     file_graph,
     rdf_format,
 )
-from store.errors import map_oxigraph_error
+from store.errors import map_oxigraph_error, open_error
 
 
 class OxigraphStore(RDFStore):
@@ -41,8 +41,8 @@ class OxigraphStore(RDFStore):
                 self.path.mkdir(parents=True, exist_ok=True)
                 self._store = ox.Store(str(self.path))
         except OSError as exc:
-            # Most often: another process holds the store's lock.
-            raise StoreError(f"cannot open Oxigraph store at {self.path}: {exc}") from None
+            # Most often another process (a running `policykb serve`) holds the store's lock.
+            raise open_error(exc, self.path) from None
         self.capabilities = Capabilities(
             persistent=self.path is not None,
             updatable=not read_only,
@@ -113,9 +113,11 @@ class OxigraphStore(RDFStore):
         self._store.flush()
 
     def close(self) -> None:
-        if self.path is not None and self.capabilities.updatable:
-            self._store.flush()
-        del self._store
+        """Flush and release the store (its lock). Closing twice is a no-op: an app's lifespan may
+        run its shutdown more than once (ASGI test clients do, one lifespan per request)."""
+        store = self.__dict__.pop("_store", None)
+        if store is not None and self.path is not None and self.capabilities.updatable:
+            store.flush()
 
 
 def to_result(result: object) -> QueryResult:

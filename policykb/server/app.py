@@ -103,7 +103,8 @@ class Health(BaseModel):
     updates_enabled: bool
     web_assets: bool
     queries_running: int
-    queries_abandoned: int = Field(description="Timed-out queries still running (pyoxigraph cannot cancel).")
+    queries_abandoned: int = Field(description="Timed-out queries still running (thread mode: pyoxigraph cannot cancel).")
+    queries_killed: int = Field(0, description="Query processes killed at a deadline since the server started.")
 
 
 _STREAM_DOC = (
@@ -112,6 +113,36 @@ _STREAM_DOC = (
     " the streamed draft), or `error` {\"error\", \"kind\", \"status\"} when the answer fails mid-stream."
     " Failures before the first event are the JSON errors of `POST /ask`."
 )
+
+
+
+def _sse_event(name: str, data: dict) -> dict:
+    return {
+        "type": "object",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"const": name},
+            "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": data},
+        },
+    }
+
+
+# One event of the stream (a JSON Schema of each event, the form SSE tools such as schemathesis
+# validate): its name and its one data line of JSON.
+_STREAM_EVENT = {
+    "oneOf": [
+        _sse_event("token", {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}),
+        _sse_event("done", {"$ref": "#/components/schemas/AnswerOut"}),
+        _sse_event(
+            "error",
+            {
+                "type": "object",
+                "required": ["error", "kind", "status"],
+                "properties": {"error": {"type": "string"}, "kind": {"type": "string"}, "status": {"type": "integer"}},
+            },
+        ),
+    ]
+}
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody} for status in (400, 401, 403, 404, 406, 413, 415, 422, 500, 503, 504)
@@ -136,6 +167,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI):
+        await state.start()  # e.g. the query processes: ready before the first request
         yield
         state.close()
         if owns_store:
@@ -215,7 +247,7 @@ def _add_api_routes(app: FastAPI, state: ServerState, web: Path) -> None:
         tags=["QA"],
         summary="Answer a question, streaming an LLM answer as server-sent events",
         response_class=StreamingResponse,
-        responses={200: {"description": _STREAM_DOC, "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+        responses={200: {"description": _STREAM_DOC, "content": {"text/event-stream": {"schema": _STREAM_EVENT}}}},
     )
     async def ask_stream(body: AskRequest, request: Request) -> Response:
         return await stream_response(
@@ -246,8 +278,7 @@ def _add_api_routes(app: FastAPI, state: ServerState, web: Path) -> None:
             qa=state.qa.status,
             updates_enabled=state.token is not None,
             web_assets=all((web / d).is_dir() for d in _VENDOR_DIRS.values()),
-            queries_running=state.reads.running,
-            queries_abandoned=state.reads.abandoned,
+            **state.query_load(),
         )
         return JSONResponse(report.model_dump(exclude_none=True), status_code=200 if store.reachable else 503)
 

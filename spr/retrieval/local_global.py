@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from core.errors import ModelOutputError, StoreError
+from core.usage import UsageScope
 from spr.fuse import estimate_tokens
 from spr.lexical import lexical_scores
 from spr.records import ChunkRef, Evidence, Fact, Retrieval, Trace
@@ -357,7 +358,7 @@ class GlobalRetriever(Retriever):
         started = time.perf_counter()
         batches = self.batches()
         llm = self.llm
-        before = llm.tracker.totals
+        scope = UsageScope()  # this run's calls alone: the tracker is shared across threads
         points: list[Point] = []
         invalid = 0
         estimated = 0
@@ -365,7 +366,8 @@ class GlobalRetriever(Retriever):
             messages = self.map_messages(question, batch)
             estimated += _message_tokens(messages)
             try:
-                value = llm.complete_json(messages, map_schema(self.points, len(batch)), max_tokens=self.map_tokens)
+                with scope.active():
+                    value = llm.complete_json(messages, map_schema(self.points, len(batch)), max_tokens=self.map_tokens)
             except ModelOutputError:
                 invalid += 1
                 continue
@@ -374,7 +376,7 @@ class GlobalRetriever(Retriever):
                 invalid += 1
                 continue
             points += found
-        after = llm.tracker.totals
+        spent = scope.totals
         points.sort(key=lambda p: -p.score)  # stable: ties keep the map order
         seen: set[str] = set()
         kept = []
@@ -386,13 +388,12 @@ class GlobalRetriever(Retriever):
         stats = MapStats(
             batches=len(batches),
             reports=sum(len(b) for b in batches),
-            calls=after.requests - before.requests,
-            cache_hits=after.cache_hits - before.cache_hits,
+            calls=spent.requests,
+            cache_hits=spent.cache_hits,
             invalid=invalid,
             points=len(kept),
-            prompt_tokens=(after.usage.prompt_tokens + after.saved.prompt_tokens) - (before.usage.prompt_tokens + before.saved.prompt_tokens),
-            completion_tokens=(after.usage.completion_tokens + after.saved.completion_tokens)
-            - (before.usage.completion_tokens + before.saved.completion_tokens),
+            prompt_tokens=spent.usage.prompt_tokens + spent.saved.prompt_tokens,
+            completion_tokens=spent.usage.completion_tokens + spent.saved.completion_tokens,
             estimated_prompt_tokens=estimated,
             seconds=time.perf_counter() - started,
         )
