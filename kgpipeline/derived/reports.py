@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import ModelOutputError
+from core.usage import UsageScope
 from kgpipeline.derived.report_writers import (
     EXTRACTIVE,
     Evidence,
@@ -139,9 +140,10 @@ def llm_report(view: KBView, ev: Evidence, llm, findings: int) -> Report:
     """The model's report of one community; raises ModelOutputError when it is unusable."""
     context, labels, chunks = llm_context(view, ev)
     messages = report_messages(context, findings)
-    before, started = llm.tracker.totals, time.perf_counter()
-    data = llm.complete_json(messages, report_schema(findings, labels, len(chunks)), max_tokens=REPORT_MAX_TOKENS)
-    seconds, after = time.perf_counter() - started, llm.tracker.totals
+    scope, started = UsageScope(), time.perf_counter()  # this call's use alone, whatever else shares the tracker
+    with scope.active():
+        data = llm.complete_json(messages, report_schema(findings, labels, len(chunks)), max_tokens=REPORT_MAX_TOKENS)
+    seconds, used = time.perf_counter() - started, scope.totals
     if not isinstance(data, dict):
         raise ModelOutputError("report is not a JSON object")
     by_label = {view.label(m).casefold(): m for m in ev.central}
@@ -156,10 +158,8 @@ def llm_report(view: KBView, ev: Evidence, llm, findings: int) -> Report:
     title, summary = (" ".join(str(data.get(k, "")).split()) for k in ("title", "summary"))
     if not title or not summary or not out:
         raise ModelOutputError("report without title, summary or findings")
-    prompt = (after.usage.prompt_tokens + after.saved.prompt_tokens) - (before.usage.prompt_tokens + before.saved.prompt_tokens)
-    completion = (after.usage.completion_tokens + after.saved.completion_tokens) - (
-        before.usage.completion_tokens + before.saved.completion_tokens
-    )
+    prompt = used.usage.prompt_tokens + used.saved.prompt_tokens
+    completion = used.usage.completion_tokens + used.saved.completion_tokens
     c = ev.community
     return Report(c.iri, title, summary, tuple(out[:findings]), llm.model_id, prompt, completion, seconds, c.members_hash)
 
