@@ -29,6 +29,14 @@ from store.oxigraph_store import OxigraphStore
         ("By when must Member States adopt the measures?", "(JOIN (R [ has deadline ]) [ By when must Member States adopt the measures ])"),
         ("From what date does the Grid Code apply?", "(JOIN (R [ has date ]) [ From what date does the Grid Code apply ])"),
         ("Who must notify the regulator of a grid incident?", "(JOIN (R [ addressee ]) [ Who must notify the regulator of a grid incident ])"),
+        ("Which directive does the Grid Code repeal?", "(JOIN (R [ repeals ]) [ Grid Code ])"),
+        ("Which regulation covering storage is amended by the EEG?", "(JOIN (R [ amends ]) [ EEG ])"),
+        ("Which act repeals Directive 2009/28/EC?", "(JOIN [ repeals ] [ Directive 2009/28/EC ])"),
+        ("Which directive does the Heat Act refer to for its definition of 'heat pump'?",  # the definition names it
+         "(JOIN (R [ definition ]) [ heat pump (Heat Act) ])"),
+        ("Which directive does the Heat Act refer to for heat pumps?", "(JOIN (R [ cites ]) [ Heat Act ])"),
+        ("Articles 3 and 4 of which regulation are deleted by Regulation (EU) 2023/1804?",
+         "(JOIN (R [ amends ]) [ Regulation (EU) 2023/1804 ])"),
     ],
 )  # fmt: skip
 def test_policy_shapes(question, expected):
@@ -37,7 +45,7 @@ def test_policy_shapes(question, expected):
 
 def test_other_questions_have_no_policy_shape():
     for question in ("Who issued the National Solar Plan?", "What is the deadline of the Solar Monitoring Center?",
-                     "Which plans does the Notice support?"):  # fmt: skip
+                     "Which plans does the Notice support?", "Which act supports the National Solar Plan?"):  # fmt: skip
         assert policy_parse(question) == []
 
 

@@ -87,3 +87,18 @@ def test_unparseable_question_says_why(retriever):
     result = retriever.retrieve("Tell me a joke")
     assert not result.found and result.parses == () and "did not understand" in result.note
 
+
+
+def test_several_answers_are_ordered_by_their_label_and_evidence():
+    from spr.retrieval.semantic_parsing import order_answers
+
+    question = "Which regulation does the Act amend so that administrators of critical benchmarks manage ICT risk?"
+    labels = ["Regulation (EC) No 1060/2009", "Regulation (EU) 2016/1011", "Directive 2013/36/EU"]
+    title = "Act amending Regulations (EC) No 1060/2009 and (EU) 2016/1011 and Directive 2013/36/EU"
+    evidence = [
+        [title],
+        [title, "Amendments to Regulation (EU) 2016/1011: administrators of critical benchmarks shall manage ICT risk"],
+        [title],
+    ]
+    assert order_answers(question, labels, evidence) == [1, 0, 2]  # the benchmarks article, then by kind
+    assert order_answers("Which act?", ["B", "A"], [[], []]) == [0, 1]  # nothing to tell them apart: query order

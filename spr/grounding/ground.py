@@ -30,6 +30,7 @@ from spr.grounding.compile import compile_query
 from spr.grounding.link import EntityCandidate, EntityLinker
 from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher
 from spr.grounding.sexpr import TC, And, Arg, Class, Compare, Count, Entity, Expr, Iri, Join, Label, Relation, Value
+from spr.lexical import lexical_scores
 from store.base import RDFStore
 
 Node = Expr | Entity | Class | Value
@@ -123,8 +124,14 @@ class Grounder:
         if not best:
             return []
         having = self.relations.having(best[0], [c.entity for c in wide])
+        kept = [c for c in wide if c.entity in having]
+        # Among entities with that relation, a described one (a provision: "who must ensure a
+        # sufficient level of AI literacy …") is chosen by its wording too, not by the embedding
+        # alone: 0.7 × linking score + 0.3 × the share of the label's words it contains.
+        words = lexical_scores(text, [c.surface for c in kept])
+        kept = [replace(c, score=round(0.7 * c.score + 0.3 * w, 6)) for c, w in zip(kept, words, strict=True)]
         out = []
-        for c in (c for c in wide if c.entity in having):
+        for c in sorted(kept, key=lambda c: -c.score):
             grounded = Join(Relation(Iri(best[0].relation), best[0].reverse), Entity(Iri(c.entity)))
             out.append(Grounding(grounded, c.score * best[0].score, (c,), (best[0],)))
             if len(out) >= self.options.beam:

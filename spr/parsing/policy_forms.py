@@ -12,7 +12,11 @@ matches against the provisions that have that relation):
     By when must Member States adopt the measures?      (JOIN (R [ has deadline ]) [ By when must Member States … ])
     From what date does the AI Act apply?               (JOIN (R [ has date ]) [ From what date does the AI Act apply ])
     Who must notify a breach to the authority?          (JOIN (R [ addressee ]) [ Who must notify a breach to the authority ])
+    To whom must a provider report an incident?         (JOIN (R [ action ]) [ To whom must a provider report an incident ])
     (and percentages)
+    Which directive does NIS2 repeal?                   (JOIN (R [ repeals ]) [ NIS2 ])
+    Which regulation is amended by DORA?                (JOIN (R [ amends ]) [ DORA ])
+    Which act repeals Directive 95/46/EC?               (JOIN [ repeals ] [ Directive 95/46/EC ])
 
 A provision is described by the whole question: a sentence embedding matches a question to the
 clause that answers it (labelled with its subject, modal, action and act) far better than the
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from spr.grounding.sexpr import Entity, Expr, Join, Label, Relation
+from spr.grounding.sexpr import Entity, Expr, Join, Label, Relation, to_text
 
 _QUOTED = re.compile(r"(?:^|[\s(])[‘'“\"](?P<term>[^’'”\"]{2,80})[’'”\"]")
 _ACT = re.compile(r"\b(?:under|in|of|by|according to|for the purposes of)\s+(?:the\s+)?(?P<act>(?:[A-Z][\w\-/()]*\s*){1,5})\s*\??$")
@@ -48,21 +52,66 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bhow\s+much\b|\b(?:maximum|highest)\s+(?:fine|amount|penalty)\b|\bin\s+euros?\b", "amount"),
         (r"\bby\s+(?:when|what\s+date|which\s+date)\b", "has deadline"),  # "the deadline of X" is the generic shape
         (r"\b(?:from|as\s+of|since)\s+(?:when|what\s+date|which\s+date)\b|\bwhen\s+(?:does|do|did|will|shall)\b", "has date"),
+        # "To whom must a provider report …", "Who can a manufacturer appoint …": the answer is the
+        # object of the provision's action, which the action's wording holds.
+        (r"(?:^|,\s*)(?:(?:(?:to|from|by|with)\s+whom|whom)\s+(?:must|shall|should|may|can|could|has\s+to|have\s+to)\s+[\w-]+|"
+         r"(?:who|which\s+(?:[\w-]+\s+){0,2}?(?:body|authority|agency|institution|party))\s+"
+         r"(?:must|shall|should|may|can|could|has\s+to|have\s+to)\s+(?:an?|the|its|their)\s+[\w-]+)", "action"),
         (r"^(?:who|which\s+(?:body|authority|actor|entity|institution|party))\s+(?:must|shall|has\s+to|have\s+to|is\s+required\s+to|"
          r"should|may|can|is\s+responsible\s+for)\b", "addressee"),
+        (r"^who\s+(?!is\b|are\b|was\b|were\b|has\b|does\b|did\b)[a-z]+s\b", "addressee"),  # "Who keeps the registry …?"
     )
 )  # fmt: skip
 _FILLER = re.compile(r"\b(?:must|shall|should|may|can|could|does|do|did|is|are|was|were|be|been|has|have|to|the|a|an|what|which|"
                      r"who|when|how|many|much|at\s+most|at\s+the\s+latest|up\s+to|where\s+feasible|generally)\b", re.I)  # fmt: skip
 
 
+# Cross-references between acts: an act named by its identifier or its short name ("GDPR", "NIS2",
+# "the AI Act", "the Cyber Resilience Act"), a verb of the relation, and "which act/directive/...".
+_ACT_NAME = (
+    r"(?:(?:Regulation|Directive|Decision)\s+(?:\((?:EU|EC|EEC|Euratom)\)\s+)?(?:No\s+)?\d+/\d+(?:/(?:EU|EC|EEC))?"
+    r"|(?:[A-Z][A-Za-z]*\s+){0,3}(?:Act|Law|Code)\b|[A-Z][A-Z0-9]{1,}[a-z0-9]*\b)"
+)
+_WHICH_ACT = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:acts?|laws?|directives?|regulations?|decisions?|legislation)\b", re.I)
+_XREF_VERBS: tuple[tuple[str, str], ...] = (
+    (r"repeal(?:s|ed|ing)?", "repeals"),
+    (r"amend(?:s|ed|ing)?|delet(?:e|es|ed)|replac(?:e|es|ed)|add(?:s|ed)?\s+itself|insert(?:s|ed)?", "amends"),
+    (r"refer(?:s|red)?\s+to|rel(?:y|ies|ied)\s+on|points?\s+to|cit(?:e|es|ed)|take[s]?\s+its\s+definition", "cites"),
+)
+
+
+def _cross_reference(q: str) -> list[Expr]:
+    """``(JOIN (R [ rel ]) [ act ])`` (or the subject form) for "which act does X repeal/amend/cite"."""
+    which = _WHICH_ACT.search(q)
+    if which is None and not re.match(r"^where\s+does\b", q, re.I):
+        return []
+    for verbs, label in _XREF_VERBS:
+        verb = re.search(rf"\b(?:{verbs})\b", q, re.I)
+        if verb is None:
+            continue
+        # "Which act repeals X?": the asked act is the subject, X the object.
+        if which is not None and re.match(rf"\s*(?:{verbs})\s+(?:the\s+)?(?P<act>{_ACT_NAME})", q[which.end() :]):
+            act = re.match(rf"\s*(?:{verbs})\s+(?:the\s+)?(?P<act>{_ACT_NAME})", q[which.end() :]).group("act")  # type: ignore[union-attr]
+            return [Join(Relation(Label(label)), Entity(Label(act.strip())))]
+        named = [m.group(0).strip() for m in re.finditer(_ACT_NAME, q) if which is None or m.start() >= which.end()]
+        named = [n for n in named if n.upper() not in {"EU", "ICT", "TLPT", "CSIRT", "DNS"}]
+        if named:  # "Which directive does NIS2 repeal?", "… is amended by DORA?"
+            return [Join(Relation(Label(label), reverse=True), Entity(Label(named[0])))]
+    return []
+
+
 def policy_parse(question: str) -> list[Expr]:
     """Labelled S-expressions for a policy-fact question, best first; [] when no shape fits."""
     q = " ".join(question.split())
-    out: list[Expr] = []
+    out: list[Expr] = _cross_reference(q)
     term = _definition_term(q)
+    if term and out and not term.endswith(")"):  # the act the question names elsewhere scopes the term
+        term = f"{term} ({to_text(out[0].arg).strip('[] ')})" if isinstance(out[0], Join) else term
     if term:
-        out.append(Join(Relation(Label("definition"), reverse=True), Entity(Label(term))))
+        # "Where does NIS2 take its definition of 'cybersecurity' from?": the definition itself
+        # names the act it borrows from ("… as defined in … Regulation (EU) 2019/881"), which is
+        # more precise than every act NIS2 cites.
+        out.insert(0, Join(Relation(Label("definition"), reverse=True), Entity(Label(term))))
     body = _LEAD.sub("", q) if "?" in q[:-1] else q
     for pattern, label in _SHAPES:
         if pattern.search(body) and _rest(pattern.sub(" ", body)):

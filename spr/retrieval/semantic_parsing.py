@@ -27,6 +27,7 @@ from spr.grounding.ground import Grounder, Grounding, GroundingOptions
 from spr.grounding.link import EntityCandidate, EntityLinker, LinkOptions
 from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher, Term, read_terms, term_for
 from spr.grounding.sexpr import to_text
+from spr.lexical import lexical_scores
 from spr.parsing.candidate import ParseCandidate, SemanticParser
 from spr.parsing.factory import load_parser
 from spr.records import Fact
@@ -34,7 +35,9 @@ from spr.verbalize import date_text, label_from_iri
 from store.base import RDFStore
 from store.disambiguation import read_link_weights
 from store.terms import named_node, sparql_term
-from store.vocab import RDFS, SKOS
+from store.vocab import PKB, RDFS, SKOS
+
+_MAX_EVIDENCE_CHUNKS = 200  # chunks read to order several answers by their evidence
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,10 @@ class SemanticParsingRetriever:
         iris = {t.value for f in facts for t in (f[0], f[2]) if isinstance(t, NamedNode)}
         iris |= {t.value for t in answer_terms if isinstance(t, NamedNode)}
         names = self._names(iris)
+        if len(answer_terms) > 1:
+            answer_terms = self._by_evidence(question, answer_terms, facts, names)
+            rank = {a: i for i, a in enumerate(answer_terms)}  # the facts in the answers' order
+            facts = dict(sorted(facts.items(), key=lambda f: min(rank.get(f[0][0], len(rank)), rank.get(f[0][2], len(rank)))))
         return SPRResult(
             question, self.parser.name, tuple(p.text for p in parses),
             sexpr=candidate.text, grounded=to_text(variant.node), sparql=compiled.sparql,
@@ -183,6 +190,20 @@ class SemanticParsingRetriever:
             literal, tuple(sorted(graphs)),
         )
 
+    def _by_evidence(self, question: str, answers: list, facts: dict[tuple, list[str]], names: Mapping[str, str]) -> list:
+        """:func:`order_answers`, with each answer's evidence chunks read from the store."""
+        labels = [names.get(a.value, label_from_iri(a.value)) if isinstance(a, NamedNode) else str(getattr(a, "value", ""))
+                  for a in answers]  # fmt: skip
+        graphs = {a: [g for (s, _, o), gs in facts.items() if a in (s, o) for g in gs] for a in answers}
+        chunks = sorted({g for gs in graphs.values() for g in gs})[:_MAX_EVIDENCE_CHUNKS]
+        texts: dict[str, str] = {}
+        if chunks:
+            values = " ".join(sparql_term(named_node(c)) for c in chunks)
+            rows = self.store.select(f"SELECT ?c ?t WHERE {{ VALUES ?c {{ {values} }} ?c <{PKB}text> ?t }}").rows
+            texts = {r["c"].value: r["t"].value for r in rows}  # type: ignore[union-attr]
+        evidence = [[texts[g] for g in graphs[a] if g in texts] for a in answers]
+        return [answers[i] for i in order_answers(question, labels, evidence)]
+
     def _names(self, iris: set[str]) -> dict[str, str]:
         """Display labels (skos:prefLabel, else rdfs:label) of the IRIs, in one query."""
         if not iris:
@@ -195,6 +216,24 @@ class SemanticParsingRetriever:
         for r in sorted(rows, key=lambda r: (r["p"].value != SKOS + "prefLabel", r["l"].value)):  # type: ignore[union-attr]
             names.setdefault(r["e"].value, r["l"].value)  # type: ignore[union-attr]
         return names
+
+
+def order_answers(question: str, labels: list[str], evidence: list[list[str]]) -> list[int]:
+    """The order of several answers: the one whose label and evidence texts share most of the
+    question's words first. The label carries the answer's kind ("Which *regulation* does the
+    CSRD amend?" puts "Regulation (EU) No 537/2014" before the directives it amends); the evidence
+    its context ("… so that administrators of critical benchmarks …" picks the act amended in the
+    article about benchmarks, not the first one the title lists). Stable: equal scores keep the
+    query's order.
+
+    >>> order_answers("Which regulation does the CSRD amend?", ["Directive 2013/34/EU", "Regulation (EU) No 537/2014"], [[], []])
+    [1, 0]
+    """
+    by_label = lexical_scores(question, labels)
+    texts = sorted({t for ts in evidence for t in ts})
+    score = dict(zip(texts, lexical_scores(question, texts), strict=True))
+    best = [max((score[t] for t in ts), default=0.0) for ts in evidence]
+    return sorted(range(len(labels)), key=lambda i: -(by_label[i] + best[i]))
 
 
 def _answered(rows, compiled: CompiledQuery) -> bool:
