@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support.kbs import CORPUS, ROOT, build_sample_kb
-from support.servers import free_port, wait_until
+from support.servers import free_port, uvicorn_server
 
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage, UsageScope, UsageTracker
@@ -116,23 +116,6 @@ def answering(tmp_path_factory):
     base = KnowledgeBase(config, store)
     yield config, store, base
     store.close()
-
-
-@contextmanager
-def uvicorn_server(app) -> Iterator[str]:
-    """The app on a real uvicorn in a thread of this process, on a free loopback port."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        wait_until(lambda: server.started, "uvicorn to start")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join()
 
 
 def _post(base: str, question: str, stream: bool) -> dict:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections import Counter
 from collections.abc import Iterator
 
@@ -29,7 +28,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 from support.kbs import build_sample_kb
-from support.servers import free_port, wait_until
+from support.servers import free_port, uvicorn_server
 
 TOKEN = "fuzz-token"
 TOKEN_ENV = "POLICYKB_FUZZ_UPDATE_TOKEN"
@@ -54,8 +53,6 @@ def server(tmp_path_factory) -> Iterator[str]:
 
     Not schemathesis's in-process ASGI client: that runs the app's lifespan around every call,
     and the shutdown closes the store (see test_regression_store_close_is_idempotent)."""
-    import uvicorn
-
     from core.config import load_config
     from policykb.server.app import create_app
 
@@ -72,19 +69,10 @@ def server(tmp_path_factory) -> Iterator[str]:
         app = create_app(config)
     finally:
         del os.environ[TOKEN_ENV]
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        wait_until(lambda: server.started, "uvicorn to start")
-        base = f"http://127.0.0.1:{port}"
+    with uvicorn_server(app) as base:
         # The first question opens the answering API (seconds): not part of any example's time.
         assert httpx.post(f"{base}/ask", json={"question": "solar"}, timeout=300).status_code == 200
         yield base
-    finally:
-        server.should_exit = True
-        thread.join()
 
 
 @pytest.fixture(scope="module")

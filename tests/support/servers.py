@@ -303,3 +303,20 @@ def held_sparql_endpoint(hold_limit: float = 300.0) -> Iterator[HeldEndpoint]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def uvicorn_server(app) -> Iterator[str]:
+    """The app on a real uvicorn in a thread of this process, on a free loopback port."""
+    import uvicorn  # here: only the tests that run an app in-process need it
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: server.started, "uvicorn to start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join()
