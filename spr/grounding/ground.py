@@ -83,7 +83,7 @@ class Grounder:
             case Entity(Iri()) | Class(Iri()):
                 return [Grounding(node, 1.0)]
             case Entity(Label(text)):
-                return [Grounding(Entity(Iri(c.entity)), c.score, (c,)) for c in self.linker.link(text) if c.score > 0]
+                return [Grounding(Entity(Iri(c.entity)), c.score, (c,)) for c in self._link(text) if c.score > 0]
             case Class(Label(text)):
                 return [Grounding(Class(Iri(iri)), max(sim, 0.0)) for iri, sim in self.classes.match(text)]
             case Join(relation, arg):
@@ -124,19 +124,16 @@ class Grounder:
         if not best:
             return []
         having = self.relations.having(best[0], [c.entity for c in wide])
-        kept = [c for c in wide if c.entity in having]
-        # Among entities with that relation, a described one (a provision: "who must ensure a
-        # sufficient level of AI literacy …") is chosen by its wording too, not by the embedding
-        # alone: 0.7 × linking score + 0.3 × the share of the label's words it contains.
-        words = lexical_scores(text, [c.surface for c in kept])
-        kept = [replace(c, score=round(0.7 * c.score + 0.3 * w, 6)) for c, w in zip(kept, words, strict=True)]
         out = []
-        for c in sorted(kept, key=lambda c: -c.score):
+        for c in _with_words(text, [c for c in wide if c.entity in having]):
             grounded = Join(Relation(Iri(best[0].relation), best[0].reverse), Entity(Iri(c.entity)))
             out.append(Grounding(grounded, c.score * best[0].score, (c,), (best[0],)))
             if len(out) >= self.options.beam:
                 break
         return out
+
+    def _link(self, text: str) -> list[EntityCandidate]:
+        return _with_words(text, self.linker.link(text))
 
     def _and(self, left: Node, right: Node) -> list[Grounding]:
         lefts, rights = self._ground(left), self._ground(right)
@@ -195,3 +192,13 @@ class Grounder:
         for g in sorted(items, key=lambda g: -g.score):
             unique.setdefault(g.node, g)
         return list(unique.values())[: self.options.beam]
+
+
+def _with_words(text: str, candidates: list[EntityCandidate]) -> list[EntityCandidate]:
+    """Candidates re-scored by their wording too, not by the embedding alone: 0.7 × linking score
+    + 0.3 × the share of the label's words the surface form contains, best first. A described
+    entity (a provision: "by when must the Commission adopt limited assurance standards …") is
+    told from its neighbours by the words they share; an exact name keeps its lead."""
+    words = lexical_scores(text, [c.surface for c in candidates])
+    scored = [replace(c, score=round(0.7 * c.score + 0.3 * w, 6)) for c, w in zip(candidates, words, strict=True)]
+    return sorted(scored, key=lambda c: -c.score)
