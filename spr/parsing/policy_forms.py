@@ -47,10 +47,11 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), label)
     for p, label in (
         (r"\b(?:within|in|after)\s+how\s+(?:many|much)\s+(?:hours|days|weeks|months|years|time)\b|\bhow\s+long\b|"
-         r"\bhow\s+many\s+(?:hours|days|weeks|months|years)\b|\bwhat\s+(?:is\s+the\s+)?time\s+limit\b", "time limit"),
+         r"\bhow\s+many\s+(?:hours|days|weeks|months|years)\b|\bwhat\s+(?:is\s+the\s+)?time\s+limit\b|"
+         r"\bwhat\s+is\s+the\s+latest\b", "time limit"),
         (r"\bwhat\s+(?:percentage|share|per\s?cent|proportion)\b|\bhow\s+many\s+per\s?cent\b", "percentage"),
         (r"\bhow\s+much\b|\b(?:maximum|highest)\s+(?:fine|amount|penalty)\b|\bin\s+euros?\b", "amount"),
-        (r"\bby\s+(?:when|what\s+date|which\s+date)\b", "has deadline"),  # "the deadline of X" is the generic shape
+        (r"\bby\s+(?:when|what\s+date|which\s+date)\b|^when\s+(?:is|are)\b(?=.*\bdue\b)", "has deadline"),  # "the deadline of X" is the generic shape
         (r"\b(?:from|as\s+of|since)\s+(?:when|what\s+date|which\s+date)\b|\bwhen\s+(?:does|do|did|will|shall)\b", "has date"),
         # "To whom must a provider report …", "Who can a manufacturer appoint …": the answer is the
         # object of the provision's action, which the action's wording holds.
