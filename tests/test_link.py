@@ -137,6 +137,19 @@ def test_rank_candidates_keeps_best_surface_per_entity():
     assert [(c.entity, c.surface) for c in ranked] == [("e1", "x"), ("e2", "y")]
 
 
+def test_case_exact_name_is_not_outweighed_by_a_more_central_homonym():
+    # PathQuestion regression: "BELIEVE" (an album) and "Believe" (a song) share the casefolded
+    # key; the weights preferred the more connected song for a question about the album.
+    labels = EntityLabels({"believe": ("album", "song")}, {"album": "BELIEVE", "song": "Believe"})
+    links = {"believe": [LinkWeight("believe", "album", 1, 0.2, 1.0, 0.2, ""), LinkWeight("believe", "song", 4, 0.8, 1.0, 0.8, "")]}
+    assert rank_candidates("BELIEVE", [("believe", 1.0)], labels, links, top_k=2)[0].entity == "album"
+    assert rank_candidates("Believe", [("believe", 1.0)], labels, links, top_k=2)[0].entity == "song"
+    # Neither casing given: the weights decide, as for homonyms spelled alike.
+    assert rank_candidates("believe", [("believe", 1.0)], labels, links, top_k=2)[0].entity == "song"
+    same = EntityLabels({"believe": ("album", "song")}, {"album": "Believe", "song": "Believe"})
+    assert rank_candidates("Believe", [("believe", 1.0)], same, links, top_k=2)[0].entity == "song"
+
+
 def test_collect_labels_adds_bare_names_and_weight_surfaces():
     rows = [("e", SKOS + "prefLabel", "Energy Bureau (National)"), ("e", SKOS + "altLabel", "NEB")]
     labels = collect_labels(rows, [("The Bureau", "e")])

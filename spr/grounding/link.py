@@ -16,6 +16,11 @@ record for ``s`` (never observed ≠ impossible); forms without any record (or n
 give 1.0. With ``relative`` (the default), weights are divided by the best weight of the same form:
 the weight then only arbitrates between homonyms, and an exact unique match is never beaten by a
 fuzzy match to a more central entity merely because its own centrality is low.
+
+Case is evidence the casefolded key throws away: when exactly one of a form's entities is named
+with the label's own casing ("BELIEVE" the album vs "Believe" the song), that entity is not
+arbitrated down by the weights (:func:`case_exact`). Homonyms spelled identically ("Energy
+Bureau" of two countries) are still told apart by the weights alone.
 """
 
 from __future__ import annotations
@@ -69,6 +74,20 @@ def surface_weights(
     return {e: (v / best if best > 0 else 1.0) for e, v in raw.items()}
 
 
+def case_exact(label: str, entities: Sequence[str], names: Mapping[str, str]) -> str | None:
+    """The one entity among ``entities`` whose name is ``label`` with the same casing (whitespace
+    collapsed), or None when none or several are.
+
+    >>> case_exact("BELIEVE", ["e:album", "e:song"], {"e:album": "BELIEVE", "e:song": "Believe"})
+    'e:album'
+    >>> case_exact("Energy Bureau", ["e:a", "e:b"], {"e:a": "Energy Bureau", "e:b": "Energy Bureau"}) is None
+    True
+    """
+    wanted = " ".join(label.split())
+    exact = [e for e in entities if " ".join(names.get(e, "").split()) == wanted]
+    return exact[0] if len(exact) == 1 else None
+
+
 def rank_candidates(
     label: str,
     hits: Sequence[tuple[str, float]],
@@ -83,6 +102,9 @@ def rank_candidates(
     for surface, similarity in hits:
         entities = labels.surfaces.get(surface, ())
         weights = surface_weights(entities, links.get(surface, ()) if use_weights else (), relative)
+        exact = case_exact(label, list(weights), labels.names) if len(weights) > 1 else None
+        if exact is not None:
+            weights[exact] = max(weights.values())
         for entity, weight in weights.items():
             candidate = EntityCandidate(
                 label=label,
