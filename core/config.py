@@ -294,6 +294,9 @@ class SPRConfig(_Section):
         description="LoRA parser beams: 1 = greedy with draft-and-verify (~4x faster on CPU); more = ranked alternatives.",
     )
     max_new_tokens: int = Field(96, ge=8, description="Most tokens the LoRA parser generates.")
+    shapes_first: bool = Field(
+        True, description="Try the policy-fact question shapes before the LoRA parser's output (the rule parser always does)."
+    )
     train_steps: int = Field(300, ge=1, description="LoRA optimizer steps of `policykb train-parser`.")
     train_on_ingest: bool = Field(
         False,

@@ -86,3 +86,30 @@ def test_synthesized_policy_questions_agree_with_the_rule_shapes():
             read += 1
             assert to_text(ruled[0]) == e.sexpr, e.question
     assert read >= 0.7 * len(examples)
+
+
+class _Learned:
+    """A learned parser's fixed output (the shapes wrapper only orders candidates)."""
+
+    name = "lora"
+
+    def __init__(self, texts: list[str]):
+        self.texts = texts
+
+    def parse(self, question: str):
+        from spr.parsing.candidate import parse_outputs
+
+        return parse_outputs(self.texts, [0.9 - i / 10 for i in range(len(self.texts))])
+
+
+def test_shapes_come_before_a_learned_parser_and_are_not_repeated():
+    from spr.parsing.factory import ShapesFirst
+
+    shape = "(JOIN (R [ has deadline ]) [ By when must Member States adopt the measures ])"
+    learned = ShapesFirst(_Learned(["(JOIN (R [ adopts ]) [ Member States ])", shape]))
+    texts = [c.text for c in learned.parse("By when must Member States adopt the measures?")]
+    assert texts == [shape, "(JOIN (R [ adopts ]) [ Member States ])"] and learned.name == "lora"
+    # No shape fits: the learned parser's candidates alone, in its order.
+    assert [c.text for c in learned.parse("Tell me what the Energy Bureau constructs.")] == [
+        "(JOIN (R [ adopts ]) [ Member States ])", shape,
+    ]

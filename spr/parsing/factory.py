@@ -4,17 +4,40 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spr.parsing.candidate import SemanticParser
+from spr.grounding.sexpr import to_text
+from spr.parsing.candidate import ParseCandidate, SemanticParser
 from spr.parsing.lora import LoRAParser
+from spr.parsing.policy_forms import policy_parse
 from spr.parsing.rules import RuleParser
 from store.layout import KBLayout
 
 
-def load_parser(kind: str, kb_dir: Path, properties, beams: int, max_new_tokens: int) -> SemanticParser:
+class ShapesFirst:
+    """The policy-fact shapes (:mod:`spr.parsing.policy_forms`) before a learned parser's beams.
+
+    A shape is a deterministic reading of a question ("By when must …", "What does 'X' mean …")
+    that is right whenever it fires; the adapter, trained on a KB's synthesized questions, covers
+    what no shape reads. The retriever walks the candidates in order, so a shape that grounds to
+    no answer costs only its query and the model's parse follows."""
+
+    def __init__(self, model: SemanticParser):
+        self.model = model
+        self.name = model.name
+
+    def parse(self, question: str) -> list[ParseCandidate]:
+        shapes = [ParseCandidate(e, to_text(e), 1.0) for e in policy_parse(question)]
+        return list({c.text: c for c in [*shapes, *self.model.parse(question)]}.values())
+
+
+def load_parser(
+    kind: str, kb_dir: Path, properties, beams: int, max_new_tokens: int, shapes_first: bool = True
+) -> SemanticParser:
     """The configured parser: 'lora' (adapter required), 'rules', or 'auto' (LoRA when an
-    adapter was trained for this KB, else the rules)."""
+    adapter was trained for this KB, else the rules). With ``shapes_first``, a LoRA parser is
+    preceded by the policy-fact shapes, as the rule parser is."""
     adapter = KBLayout(kb_dir).parser
     if kind == "lora" or (kind == "auto" and (adapter / "adapter_config.json").is_file()):
         labels = sorted({text for term in properties.values() for text in term.texts})
-        return LoRAParser(adapter, beams, max_new_tokens, labels=labels)
+        lora = LoRAParser(adapter, beams, max_new_tokens, labels=labels)
+        return ShapesFirst(lora) if shapes_first else lora
     return RuleParser(properties)
