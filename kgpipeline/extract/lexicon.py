@@ -46,8 +46,9 @@ ROLE_NAMES: Mapping[str, str] = MappingProxyType(
 # "means") never triggers them here, or each fact would come twice and loosely.
 PATTERN_PROPERTIES = frozenset(PKB + p for p in (
     "amends", "repeals", "cites", "definedIn", "hasDate", "definition", "addressee", "provisionOf", "modality", "action",
-    "timeLimit", "amount", "amountValue", "percentage"))  # fmt: skip
-PATTERN_CLASSES = frozenset(PKB + c for c in ("DefinedTerm", "Provision"))  # their nodes too come only from there
+    "timeLimit", "amount", "amountValue", "percentage", "targetQuantity", "targetUnit", "targetYear", "baseYear",
+    "targetScope"))  # fmt: skip
+PATTERN_CLASSES = frozenset(PKB + c for c in ("DefinedTerm", "Provision", "QuantifiedTarget"))  # their nodes too come only from there
 DOCUMENT_STAND_INS: Mapping[str, str] = MappingProxyType(
     {"GeneralPolicy": "Policy", "LegalRegulation": "Legislation", "StandardDocument": "Standard"}
 )

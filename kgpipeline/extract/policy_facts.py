@@ -23,6 +23,8 @@ Legal text states its facts in a few fixed forms, so patterns are precise on it.
   ("72 hours", "one month" after "within"/"not later than"), ``pkb:amount`` with
   ``pkb:amountValue`` ("EUR 20 000 000" → 20000000), ``pkb:percentage`` ("4 %" → 4), and
   ``pkb:provisionOf`` the act.
+* **Quantified targets** (:mod:`kgpipeline.extract.targets`): value, unit, target year, base year
+  and scope of "reduce … by at least 40 % by 2030 as compared to 1990".
 
 Mentions the text does not quote — the document's act and its issuers, named by metadata — have
 ``start == end == 0`` (see :class:`kgpipeline.extract.base.Mention`). Everything is emitted per
@@ -41,6 +43,7 @@ from kgpipeline.extract.acts import ActRef, act_references, own_act
 from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation
 from kgpipeline.extract.lexicon import PATTERN_PROPERTIES, CategoryLexicon, normalize_name
 from kgpipeline.extract.mentions import DocContext, find_spans
+from kgpipeline.extract.targets import target_facts
 from kgpipeline.records import Chunk, SourceDocument
 from store.vocab import PKB, XSD
 
@@ -105,6 +108,8 @@ def extract_policy_facts(chunk: Chunk, document: SourceDocument, base: ChunkExtr
     mentions, relations, attributes = mentions + m, relations + r, attributes + a
     m, r, a = _provisions(chunk, base.mentions, own, lex.actor_classes | {lex.role('geo') or ''})
     mentions, relations, attributes = mentions + m, relations + r, attributes + a
+    m, a = target_facts(chunk, document)
+    mentions, attributes = mentions + m, attributes + a
     base = _merge_acts(base, list(ref_mentions.values()))
     return ChunkExtraction(
         chunk.chunk_id,

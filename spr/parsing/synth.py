@@ -207,21 +207,26 @@ _POLICY_ASK: dict[str, tuple[str, ...]] = {
     "amount": ("How much is at stake when they {x}?", "What is the maximum amount where they {x}?",
                "Could they be fined where they {x}, and up to how much?"),
     "percentage": ("What percentage applies where they {x}?", "What share is set where they {x}?"),
+    "target quantity": ("What is the target for {x}?", "What target is set for {x}, and for which year?",
+                        "By how much must {x} change?"),
     "has deadline": ("By when must one {x}?", "What is the deadline to {x}?", "By what date must they {x}?"),
     "has date": ("From what date does it {x}?", "When does it {x}?"),
     "addressee": ("Who must {x}?", "Who shall {x}?", "Which authority must {x}?", "Is anyone required to {x}, and who?"),
 }
 _POLICY_PROPERTIES = {"definition": "definition", "timeLimit": "time limit", "amount": "amount", "percentage": "percentage",
-                      "hasDeadline": "has deadline", "hasDate": "has date", "addressee": "addressee"}  # fmt: skip
+                      "hasDeadline": "has deadline", "hasDate": "has date", "addressee": "addressee",
+                      "targetQuantity": "target quantity"}  # fmt: skip
 
 
 def read_policy_facts(store: RDFStore, limit: int = 3000) -> list[tuple[str, str]]:
     """(relation label, what the question names) for the KB's policy facts: a defined term's label,
-    or the first words of a provision's action (its label holds the whole clause)."""
+    the first words of a provision's action (its label holds the whole clause), or what a
+    target measures."""
     values = " ".join(f"<{PKB}{local}>" for local in _POLICY_PROPERTIES)
     rows = store.select(
         f"""SELECT DISTINCT ?p ?l WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o .
-            {{ ?s <{PKB}action> ?l }} UNION {{ ?s a <{PKB}DefinedTerm> ; <{SKOS}prefLabel> ?l }} }}
+            {{ ?s <{PKB}action> ?l }} UNION {{ ?s a <{PKB}DefinedTerm> ; <{SKOS}prefLabel> ?l }}
+            UNION {{ ?s <{PKB}targetScope> ?l }} }}
             ORDER BY ?p ?l LIMIT {int(limit)}"""
     ).rows
     out = []
