@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sample_facts import ATTRIBUTES, CORPORA, RELATIONS, all_facts, documents  # noqa: E402
+from sample_facts import ATTRIBUTES, CORPORA, RELATIONS, _target_value, all_facts, documents  # noqa: E402
 
 from core.resources import resource_dir  # noqa: E402
 from kgpipeline.extract.lexicon_extractor import LexiconExtractor  # noqa: E402
@@ -88,7 +88,7 @@ def doc_facts(doc, category: str, extractor: PolicyFactExtractor) -> list[tuple[
             kind = a.property_iri.rsplit("#", 1)[1]
             if kind in ATTRIBUTES:
                 extra = actions[(a.subject, AMOUNT_VALUE)] if kind == "amount" else []
-                out.append((kind, _names(a.subject, actions), [a.value, *extra]))
+                out.append((kind, _names(a.subject, actions), [_target_value(a, ext.attributes), *extra]))
     return out
 
 

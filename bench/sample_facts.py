@@ -38,7 +38,7 @@ CORPORA = {  # name -> (path under the data folder, category)
     "necp": ("policy_corpora/necp_national_energy_climate_plans/national_objectives_and_targets", "general-policy"),
 }
 RELATIONS = ("amends", "repeals", "cites", "definedIn", "addressee", "hasDeadline", "hasDate", "issues")
-ATTRIBUTES = ("definition", "timeLimit", "amount", "percentage")
+ATTRIBUTES = ("definition", "timeLimit", "amount", "percentage", "targetQuantity", "baseYear", "targetScope")
 PER_TYPE, TOTAL, SEED, MAX_EVIDENCE, SHORT = 15, 160, 13, 500, 80
 
 
@@ -70,7 +70,7 @@ def facts(corpus: str, path: Path, category: str, extractor: PolicyFactExtractor
         for chunk in segment(doc).chunks:
             out = extractor.extract(chunk, doc, category)
             items = [(r, r.property_iri.rsplit("#", 1)[1], _name(r.object), r.object.start) for r in out.relations]
-            items += [(a, a.property_iri.rsplit("#", 1)[1], a.value, None) for a in out.attributes]
+            items += [(a, a.property_iri.rsplit("#", 1)[1], _target_value(a, out.attributes), None) for a in out.attributes]
             for item, kind, value, obj_start in items:
                 if kind not in RELATIONS + ATTRIBUTES or (kind == "hasDeadline" and item.subject.class_iri != PROVISION):
                     continue
@@ -92,6 +92,14 @@ def facts(corpus: str, path: Path, category: str, extractor: PolicyFactExtractor
                 digest = hashlib.sha1(json.dumps(key).encode()).hexdigest()[:10]
                 yield {"fact_id": f"{corpus}:{kind}:{digest}", "corpus": corpus, "doc_id": doc.doc_id, "fact_type": kind,
                        "subject": subject, "object_or_value": value, "evidence": evidence}  # fmt: skip
+
+
+def _target_value(attr, attributes) -> str:
+    """A target's quantity is checked with its unit and year ("40 % by 2030"): one fact, as read."""
+    if not attr.property_iri.endswith("#targetQuantity"):
+        return attr.value
+    parts = {a.property_iri.rsplit("#", 1)[1]: a.value for a in attributes if a.subject == attr.subject}
+    return f"{attr.value} {parts.get('targetUnit', '')} by {parts.get('targetYear', '')}"
 
 
 def _meta(doc) -> dict:

@@ -50,21 +50,24 @@ _VALUE = re.compile(
 _DAY = r"(?:\d{1,2}\s+(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+)?"
 _YEAR_AFTER = re.compile(r"^[^.;]{0,80}?\b(?:by|in|until|till|for|before)\s+(?:the\s+(?:end\s+of\s+|year\s+)?)?" + _DAY + r"(?P<y>20[2-9]\d)\b")
 _YEAR_NAMED = re.compile(r"\b(?:the\s+)?(?P<y>20[2-9]\d)\s+(?:(?:\w+\s+){0,2}target|objective|goal|framework)s?\b", re.I)
-_YEAR_BEFORE = re.compile(r"\b(?:by|in|until|for)\s+(?P<y>20[2-9]\d)\b[^.;]{0,80}$")
+_YEAR_BEFORE = re.compile(r"\b(?:by|in|until|for)\s+(?:the\s+year\s+)?(?P<y>20[2-9]\d)\b[^.;]{0,80}$")
+_YEAR_HEADING = re.compile(r"\b(?:by|in|until|for)\s+(?:the\s+year\s+)?(?P<y>20[2-9]\d)\s*:")  # "targets … by 2030: in the ETS sector: at least 43%"
 _BASE = re.compile(r"\b(?:(?:as\s+)?compared\s+(?:to|with)|relative\s+to|below|with\s+respect\s+to|versus|vs\.?|than\s+(?:they\s+were\s+)?in)"
                    r"\s+(?:the\s+)?(?:year\s+|levels?\s+(?:of|in)\s+)?(?P<y>19[5-9]\d|20[0-2]\d)\b", re.I)  # fmt: skip
 _CUE = re.compile(r"\b(?:targets?|goals?|objectives?|aim(?:s|ing)?|ambition|commit(?:ment|ted|s)?|binding|contribution|shall|must)\b", re.I)
 _WEAK_CUE = re.compile(r"\b(?:reduc(?:e|es|ed|ing|tion)|cut|at\s+least|to\s+(?:achieve|reach|increase|raise))\b", re.I)
 # Forecasts state values by a year too; without a strong cue they are not targets.
 _PROJECTION = re.compile(r"\b(?:estimated|projected|expected|forecasts?|scenarios?|would|projections?|assum(?:ed|ing|ptions?))\b", re.I)
-_SCOPE_AFTER = re.compile(r"^\s*(?:share\s+)?(?:of|in)\s+(?:the\s+)?(?P<s>[A-Za-z][\w\-]*(?:\s+(?!by\b|in\s+20|until\b|compared\b|relative\b|as\b|below\b)"
+_SCOPE_AFTER = re.compile(r"^\s*(?:for\s+(?:the\s+)?(?=share\b))?(?:share\s+)?(?:of|in)\s+(?!relation\b|comparison\b|line\b|total\b$)(?:the\s+)?(?P<s>[A-Za-z][\w\-]*(?:\s+(?!by\b|in\s+20|until\b|compared\b|relative\b|as\b|below\b)"
                           r"[\w\-()]+){0,9})")  # fmt: skip
 _SCOPE_BEFORE = re.compile(r"\b(?:reduc(?:e|ing|tion\s+(?:of|in))|cut(?:ting)?|increas(?:e|ing)|rais(?:e|ing)|lower(?:ing)?)\s+(?:the\s+|its\s+|their\s+)?"
                            r"(?P<s>[A-Za-z][\w\-]*(?:\s+[\w\-]+){0,11}?)\s+(?:by|of|to)\s+(?:at\s+least\s+|approximately\s+|around\s+|about\s+)?$", re.I)  # fmt: skip
 # "an energy efficiency target of 49,292 GWh", "the electricity interconnection target for 2030 of at least 15%"
 _SCOPE_NAMED = re.compile(r"\b(?:the|an?|its|their|national|binding|indicative|EU|overall)\s+(?P<s>[A-Za-z][\w\-]*(?:\s+[\w\-]+){0,4}?)\s+"
                           r"(?:reduction\s+)?(?:target|objective|goal)\b[^.;%:]{0,40}$", re.I)  # fmt: skip
-_SCOPE_END = re.compile(r"\s+(?:by|in|until|for|compared|relative|as|below|and|or|of|is|are|will|shall|must|from|with|which|that)$", re.I)
+_SCOPE_END = re.compile(r"\s+(?:by|in|until|for|compared|relative|as|below|and|or|of|is|are|will|shall|must|from|with|which|that|up|to|"
+                        r"sets?|has|have|a|an|the)$", re.I)  # fmt: skip
+_VERB = re.compile(r"\b(?:sets?|has|have|is|are|was|were|will|would|shall|must|may|can|agreed|adopted|confirms?|includes?)\b", re.I)
 _QUALIFIERS = re.compile(r"^(?:(?:interim|indicative|national|binding|overall|minimum|ambitious|new|EU|Union)\s*)+", re.I)
 _LABEL_CHARS = 300
 
@@ -145,7 +148,10 @@ def _target_year(sentence: str, v0: int, v1: int) -> int | None:
     if before:
         return int(before.group("y"))
     named = [m for m in _YEAR_NAMED.finditer(sentence) if abs(m.start() - v0) < 120]
-    return int(named[0].group("y")) if named else None
+    if named:
+        return int(named[0].group("y"))
+    heading = list(_YEAR_HEADING.finditer(sentence, 0, v0))
+    return int(heading[-1].group("y")) if heading else None
 
 
 def _in_past_parenthesis(sentence: str, at: int) -> bool:
@@ -171,12 +177,15 @@ def _scope(sentence: str, v0: int, v1: int) -> str:
     or before it ("reduce greenhouse gas emissions by 40%"); "" when neither shows it."""
     after = _SCOPE_AFTER.match(sentence[v1:])
     phrase = after.group("s") if after else ""
+    if re.fullmatch(r"(?:the\s+)?(?:GDP|gross domestic product)\b.*", phrase, re.I):
+        before = _SCOPE_BEFORE.search(sentence[max(0, v0 - 120) : v0])
+        phrase = f"{before.group('s')} (share of GDP)" if before else ""
     if not phrase:
         before = _SCOPE_BEFORE.search(sentence[max(0, v0 - 120) : v0])
         phrase = before.group("s") if before else ""
     if not phrase:
         named = _SCOPE_NAMED.search(sentence[max(0, v0 - 120) : v0])
-        phrase = named.group("s") if named else ""
+        phrase = named.group("s") if named and not _VERB.search(named.group("s")) else ""
     phrase = re.split(r"[,;:()]", phrase)[0].strip()
     while (cut := _SCOPE_END.search(phrase)) is not None:
         phrase = phrase[: cut.start()]
