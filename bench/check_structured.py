@@ -1,4 +1,7 @@
-"""Verify the hand-checked structured-QA dev set (``bench/structured/eu_regulations.jsonl``) against the EU corpus.
+"""Verify the hand-checked structured-QA dev sets (``bench/structured/eu_regulations.jsonl``, ``necp.jsonl``) against their corpora.
+
+``necp.jsonl`` holds target questions over the NECP "national objectives and targets" files: its
+``source`` is a file name, its ``act`` the country the file is about (the name's first part).
 
 Every line is one question whose answer is a fact stated in one article of
 ``policy_corpora/eu_regulations_pypi/articles.jsonl``:
@@ -32,9 +35,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_devset import check_rows, read_rows  # noqa: E402  (the row checks both dev sets share)
+from check_devset import check_rows, load_corpus, read_rows  # noqa: E402  (the row checks both dev sets share)
 
-FACT_TYPES = ("definition", "cross-reference", "deadline", "amount", "percentage", "actor", "threshold", "duration")
+FACT_TYPES = ("definition", "cross-reference", "deadline", "amount", "percentage", "actor", "threshold", "duration", "target")
 MAX_QUOTE = 300
 REQUIRED = {"id": str, "question": str, "answers": list, "fact_type": str, "quote": str, "source": str, "act": str}
 # CELEX number -> short act name used in the ``act`` field
@@ -126,7 +129,10 @@ def _check_row(where: str, row: dict, texts: dict[str, list[str]]) -> list[str]:
         problems.append(f"{where}: answer {i} is empty or not a string")
     source = row["source"]
     celex = source.split(":", 1)[0]
-    if celex in ACTS and row["act"] != ACTS[celex]:
+    if source.endswith(".txt"):  # a NECP file: "<Country>_National Objectives and Targets_<dimension>.txt"
+        if not source.startswith(f"{row['act']}_"):
+            problems.append(f"{where}: act {row['act']!r} is not the country of {source!r}")
+    elif celex in ACTS and row["act"] != ACTS[celex]:
         problems.append(f"{where}: act {row['act']!r} does not match source {source!r} (expected {ACTS[celex]!r})")
     elif celex not in ACTS:
         problems.append(f"{where}: source {source!r} is not an article of {', '.join(ACTS)}")
@@ -154,7 +160,10 @@ def check(path: Path, data_dir: Path) -> list[str]:
     if not path.is_file():
         return [f"{path}: file not found"]
     try:
-        texts = load_articles(Path(data_dir))
+        if path.stem == "necp":
+            texts = {name: [text] for name, text in load_corpus("necp", Path(data_dir)).items()}
+        else:
+            texts = load_articles(Path(data_dir))
     except (OSError, KeyError, json.JSONDecodeError) as exc:
         return [f"{path.name}: cannot load corpus: {exc}"]
     rows = read_rows(path)

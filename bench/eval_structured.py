@@ -1,7 +1,8 @@
 """Structured QA on policy facts: Hits@1 of SPR alone, of ``dual`` and of ``vector``, per fact type.
 
 The set is ``bench/structured/eu_regulations.jsonl`` (hand-checked, gold answers read from the
-text of ``eu_regulations_pypi``; ``bench/check_structured.py`` verifies it). The KB is the one
+text of ``eu_regulations_pypi``; ``bench/check_structured.py`` verifies it), or ``necp.jsonl``
+(20 target questions over the NECP "national objectives and targets" files). The KB is the one
 ``bench/eval_retrieval.py --set dev-eu`` builds over the same corpus, without the stages no mode
 here reads (communities, precomputed sentences), in its own cache folder.
 
@@ -17,6 +18,7 @@ their digits ("EUR 20 000 000" = "20000000"); dates in ISO and written form are 
 precision of SPR's answers is Hits@1 over the questions where SPR answered at all. Usage:
 
     .venv/bin/python bench/eval_structured.py [--embed all-mpnet-base-v2] [--show 12] [--json out.json]
+    .venv/bin/python bench/eval_structured.py --file bench/structured/necp.jsonl   # targets over the NECP files
 """
 
 from __future__ import annotations
@@ -113,7 +115,8 @@ def main() -> int:
 
     data_dir = args.data_dir or default_data_dir()
     items = [json.loads(line) for line in args.file.read_text(encoding="utf-8").splitlines() if line.strip()][: args.limit]
-    dataset = load_jsonl(ROOT / "bench" / "devset" / "eu_regulations.jsonl", corpus_path("eu_regulations", data_dir))
+    corpus = "necp" if args.file.stem == "necp" else "eu_regulations"  # the set's corpus, ingested as its dev set's
+    dataset = load_jsonl(ROOT / "bench" / "devset" / f"{corpus}.jsonl", corpus_path(corpus, data_dir))
     config = Config()
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed}),

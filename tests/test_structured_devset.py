@@ -35,6 +35,15 @@ def test_structured_devset_matches_the_corpus():
     assert problems == [], "\n".join(problems)
 
 
+def test_necp_target_set_matches_the_corpus():
+    data_dir = cs.default_data_dir()
+    if not (data_dir / "policy_corpora" / "necp_national_energy_climate_plans").is_dir():
+        pytest.skip("NECP corpus not found")
+    problems = cs.check(DEVSET.with_name("necp.jsonl"), data_dir)
+    assert problems == [], "\n".join(problems)
+    assert cs.summarize(DEVSET.with_name("necp.jsonl"))["fact_types"] == {"target": 20}
+
+
 def test_structured_devset_size_and_spread():
     summary = cs.summarize(DEVSET)
     assert summary["questions"] >= 60
