@@ -38,6 +38,8 @@ def parts(text: str) -> list[tuple[str, str, int, int | None, str]]:
          [("1250", "PJ", 2030, None, "energy efficiency")]),
         ("Emissions must fall by 55,5 % by 2040 relative to 2005 levels.", [("55.5", "%", 2040, 2005, "")]),
         ("The plan aims at 20 % by 2025 and 30 % by 2030.", [("20", "%", 2025, None, ""), ("30", "%", 2030, None, "")]),
+        # "from A to B": A is where the target starts
+        ("The programme aims at raising the share from the current 65% to 75% by 2026.", [("75", "%", 2026, None, "")]),
     ],
 )
 def test_target_parts(text, expected):
@@ -59,6 +61,11 @@ def test_not_targets(text):
     assert all(q != "32.6" and q != "69" for q, *_ in parts(text))
     if "34%" not in text:
         assert parts(text) == []
+
+
+def test_the_amount_is_written_with_its_qualifier_and_unit():
+    (_, t), = find_targets("Westmark has committed to reduce emissions by at least 45 % by 2030.")
+    assert t.written == "at least 45 %"
 
 
 def test_targets_pass_the_shapes_and_answer_sparql(tmp_path: Path):

@@ -12,13 +12,15 @@ of renewable energies in electricity consumption in 2030". A sentence yields a t
   for 7% by 2030" is a projection, not a target.
 
 Each target is a ``pkb:QuantifiedTarget`` node in the chunk that states it, with
+``pkb:targetAmount`` (the value as written, with its unit and qualifier: "at least 40 %"),
 ``pkb:targetQuantity`` (``xsd:decimal``), ``pkb:targetUnit``, ``pkb:targetYear`` and, where the
 text compares with a year ("compared to 1990", "relative to 2005 levels"), ``pkb:baseYear``
 (``xsd:integer``), and ``pkb:targetScope`` — what the value measures ("greenhouse gas
 emissions", "share of renewable energy in gross final energy consumption") — when the wording
 shows it. The label is the sentence and the document it comes from, which is what questions
 describe ("What is Austria's 2030 target for renewables in transport?"). A value inside a
-parenthesis of past figures ("compared with 13.1% in 2015") is not a target.
+parenthesis of past figures ("compared with 13.1% in 2015") and the starting point of "from the
+current 65% to 75% by 2020" are not targets.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from store.vocab import PKB, XSD
 
 QUANTIFIED_TARGET = PKB + "QuantifiedTarget"
 TARGET_QUANTITY, TARGET_UNIT, TARGET_YEAR = PKB + "targetQuantity", PKB + "targetUnit", PKB + "targetYear"
+TARGET_AMOUNT = PKB + "targetAmount"
 BASE_YEAR, TARGET_SCOPE = PKB + "baseYear", PKB + "targetScope"
-PROPERTIES = frozenset({TARGET_QUANTITY, TARGET_UNIT, TARGET_YEAR, BASE_YEAR, TARGET_SCOPE})
+PROPERTIES = frozenset({TARGET_QUANTITY, TARGET_UNIT, TARGET_YEAR, BASE_YEAR, TARGET_SCOPE, TARGET_AMOUNT})
 
 _UNITS = (
     ("percentage points", r"percentage\s+points?|pp\b"), ("%", r"%|per\s?cent\b|percent\b"),
@@ -68,6 +71,8 @@ _SCOPE_NAMED = re.compile(r"\b(?:the|an?|its|their|national|binding|indicative|E
 _SCOPE_END = re.compile(r"\s+(?:by|in|until|for|compared|relative|as|below|and|or|of|is|are|will|shall|must|from|with|which|that|up|to|"
                         r"sets?|has|have|a|an|the)$", re.I)  # fmt: skip
 _VERB = re.compile(r"\b(?:sets?|has|have|is|are|was|were|will|would|shall|must|may|can|agreed|adopted|confirms?|includes?)\b", re.I)
+_QUALIFIER = re.compile(r"\b(?:at\s+least|at\s+most|up\s+to|around|about|approximately|a\s+minimum\s+of|a\s+maximum\s+of|over|more\s+than|"
+                        r"less\s+than|below|above)\s+$|-\s*$", re.I)  # fmt: skip
 _QUALIFIERS = re.compile(r"^(?:(?:interim|indicative|national|binding|overall|minimum|ambitious|new|EU|Union)\s*)+", re.I)
 _LABEL_CHARS = 300
 
@@ -83,6 +88,7 @@ class Target:
     year: int
     base_year: int | None
     scope: str
+    written: str = ""  # the value as the text writes it, with its qualifier: "at least 40 %"
 
 
 def find_targets(text: str) -> Iterator[tuple[tuple[int, int], Target]]:
@@ -101,7 +107,8 @@ def find_targets(text: str) -> Iterator[tuple[tuple[int, int], Target]]:
         if _table_like(sentence):
             continue
         for m in _VALUE.finditer(sentence):
-            if _in_past_parenthesis(sentence, m.start()) or _past_figure(sentence, m.end()) or not _cued(sentence, m.start(), m.end()):
+            if (_in_past_parenthesis(sentence, m.start()) or _past_figure(sentence, m.end()) or _starting_point(sentence, m.start(), m.end())
+                    or not _cued(sentence, m.start(), m.end())):  # fmt: skip
                 continue
             year = _target_year(sentence, m.start(), m.end())
             if year is None:
@@ -111,8 +118,10 @@ def find_targets(text: str) -> Iterator[tuple[tuple[int, int], Target]]:
             quantity = _decimal(m.group("n"))
             if quantity is None:
                 continue
+            qualifier = _QUALIFIER.search(sentence[max(0, m.start() - 30) : m.start()])
+            written = (qualifier.group().strip() + " " if qualifier else "") + " ".join(m.group().split())
             yield (s0, s1), Target(s0 + m.start(), s0 + m.end(), quantity, unit, year,
-                                   int(base.group("y")) if base else None, _scope(sentence, m.start(), m.end()))  # fmt: skip
+                                   int(base.group("y")) if base else None, _scope(sentence, m.start(), m.end()), written)  # fmt: skip
 
 
 def _cued(sentence: str, v0: int, v1: int) -> bool:
@@ -125,6 +134,14 @@ def _cued(sentence: str, v0: int, v1: int) -> bool:
         return True
     near = sentence[max(0, v0 - 50) : v0]
     return bool(_WEAK_CUE.search(near)) and not _PROJECTION.search(before)
+
+
+def _starting_point(sentence: str, v0: int, v1: int) -> bool:
+    """"from the current 65% to 75% by 2020", "from 31% … to at least 35%": the first value is
+    where the target starts, not the target."""
+    return bool(re.search(r"\bfrom\s+(?:the\s+)?(?:current\s+|present\s+|today's\s+)?$", sentence[max(0, v0 - 30) : v0])) and bool(
+        re.match(r"^[^.;]{0,80}?\bto\s+(?:(?:at\s+least|about|around|approximately|a\s+minimum\s+of)\s+)?\d", sentence[v1:])
+    )
 
 
 def _table_like(sentence: str) -> bool:
@@ -212,6 +229,7 @@ def target_facts(chunk: Chunk, document: SourceDocument) -> tuple[list[Mention],
         attributes += [
             Attribute(node, TARGET_QUANTITY, t.quantity, XSD + "decimal", evidence),
             Attribute(node, TARGET_UNIT, t.unit, XSD + "string", evidence),
+            Attribute(node, TARGET_AMOUNT, t.written, XSD + "string", evidence),
             Attribute(node, TARGET_YEAR, str(t.year), XSD + "integer", evidence),
         ]
         if t.base_year is not None:

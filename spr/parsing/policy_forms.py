@@ -49,9 +49,12 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b(?:within|in|after)\s+how\s+(?:many|much)\s+(?:hours|days|weeks|months|years|time)\b|\bhow\s+long\b|"
          r"\bhow\s+many\s+(?:hours|days|weeks|months|years)\b|\bwhat\s+(?:is\s+the\s+)?time\s+limit\b|"
          r"\bwhat\s+is\s+the\s+latest\b", "time limit"),
-        # "What is Westmark's 2030 target for renewables?", "By how much must emissions fall by 2030?"
-        (r"^(?:what|which)\b.*\b(?:targets?|goals?|objectives?)\b.*\b20[2-9]\d\b|^(?:what|which)\b.*\b20[2-9]\d\s+(?:[\w-]+\s+){0,3}"
-         r"(?:targets?|goals?|objectives?)\b|\bby\s+how\s+(?:much|many\s+per\s?cent)\b", "target quantity"),
+        # A quantity asked for a coming year is a target: "What is Westmark's 2030 target for
+        # renewables?", "What share … should renewables reach by 2030?", "How much lower must
+        # emissions be in 2030?", "By how much must emissions fall by 2030?"
+        (r"^by\s+how\s+(?:much|many)\b(?=.*\b20[2-9]\d\b)|"
+         r"^(?:what|which|how\s+(?:much|many))\b(?=.*\b20[2-9]\d\b)(?=.*\b(?:targets?|goals?|objectives?|aims?|ambitions?|reach|share|"
+         r"reduc\w*|cut|lower|higher|improve\w*|rate|level|per\s?cent|percentage)\b)", "target amount"),
         (r"\bwhat\s+(?:percentage|share|per\s?cent|proportion)\b|\bhow\s+many\s+per\s?cent\b", "percentage"),
         (r"\bhow\s+much\b|\b(?:maximum|highest)\s+(?:fine|amount|penalty)\b|\bin\s+euros?\b", "amount"),
         (r"\bby\s+(?:when|what\s+date|which\s+date)\b|^when\s+(?:is|are)\b(?=.*\bdue\b)", "has deadline"),  # "the deadline of X" is the generic shape

@@ -207,7 +207,7 @@ _POLICY_ASK: dict[str, tuple[str, ...]] = {
     "amount": ("How much is at stake when they {x}?", "What is the maximum amount where they {x}?",
                "Could they be fined where they {x}, and up to how much?"),
     "percentage": ("What percentage applies where they {x}?", "What share is set where they {x}?"),
-    "target quantity": ("What is the target for {x}?", "What target is set for {x}, and for which year?",
+    "target amount": ("What is the target for {x}?", "What target is set for {x}, and for which year?",
                         "By how much must {x} change?"),
     "has deadline": ("By when must one {x}?", "What is the deadline to {x}?", "By what date must they {x}?"),
     "has date": ("From what date does it {x}?", "When does it {x}?"),
@@ -215,7 +215,7 @@ _POLICY_ASK: dict[str, tuple[str, ...]] = {
 }
 _POLICY_PROPERTIES = {"definition": "definition", "timeLimit": "time limit", "amount": "amount", "percentage": "percentage",
                       "hasDeadline": "has deadline", "hasDate": "has date", "addressee": "addressee",
-                      "targetQuantity": "target quantity"}  # fmt: skip
+                      "targetAmount": "target amount"}  # fmt: skip
 
 
 def read_policy_facts(store: RDFStore, limit: int = 3000) -> list[tuple[str, str]]:
