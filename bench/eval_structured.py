@@ -134,7 +134,9 @@ def main() -> int:
         key, value = spec.split("=", 1)
         section, name = key.split(".", 1)
         part = getattr(kb_config, section)
-        kb_config = kb_config.model_copy(update={section: part.model_copy(update={name: type(getattr(part, name))(value)})})
+        kind = type(getattr(part, name))
+        typed = value.strip().lower() in ("1", "true", "yes", "on") if kind is bool else kind(value)  # bool("false") is True
+        kb_config = kb_config.model_copy(update={section: part.model_copy(update={name: typed})})
 
     rows = []
     with KnowledgeBase.open(kb_config) as kb:
