@@ -29,6 +29,15 @@ class SemanticParser(Protocol):
         ...
 
 
+def first_of_each(candidates: Sequence[ParseCandidate]) -> list[ParseCandidate]:
+    """``candidates`` without repeats of a text, each kept where (and with the score) it first
+    occurs: a shape's reading keeps its 1.0 when a learned parser repeats it with less."""
+    out: dict[str, ParseCandidate] = {}
+    for c in candidates:
+        out.setdefault(c.text, c)
+    return list(out.values())
+
+
 def parse_outputs(texts: Sequence[str], scores: Sequence[float]) -> list[ParseCandidate]:
     """Decoded beams → valid, de-duplicated candidates, best first (invalid ones are dropped)."""
     out: dict[str, ParseCandidate] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from spr.grounding.sexpr import to_text
-from spr.parsing.candidate import ParseCandidate, SemanticParser
+from spr.parsing.candidate import ParseCandidate, SemanticParser, first_of_each
 from spr.parsing.lora import LoRAParser
 from spr.parsing.policy_forms import policy_parse
 from spr.parsing.rules import RuleParser
@@ -26,7 +26,7 @@ class ShapesFirst:
 
     def parse(self, question: str) -> list[ParseCandidate]:
         shapes = [ParseCandidate(e, to_text(e), 1.0) for e in policy_parse(question)]
-        return list({c.text: c for c in [*shapes, *self.model.parse(question)]}.values())
+        return first_of_each([*shapes, *self.model.parse(question)])
 
 
 def load_parser(

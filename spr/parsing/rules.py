@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from core.text import stem
 from spr.grounding.relations import EXCLUDED, Term
 from spr.grounding.sexpr import And, Class, Count, Entity, Expr, Join, Label, Relation, to_text
-from spr.parsing.candidate import ParseCandidate
+from spr.parsing.candidate import ParseCandidate, first_of_each
 from spr.parsing.policy_forms import policy_parse
 
 NAME = "rules"
@@ -89,7 +89,7 @@ class RuleParser:
         generic = self._generic(question)
         if policy:
             generic = [ParseCandidate(c.expr, c.text, c.score * 0.5) for c in generic]
-        return list({c.text: c for c in [*policy, *generic]}.values())
+        return first_of_each([*policy, *generic])
 
     def _generic(self, question: str) -> list[ParseCandidate]:
         toks = [_Tok(m.group(), m.start(), m.end()) for m in _WORD.finditer(question)]
