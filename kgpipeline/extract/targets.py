@@ -219,7 +219,7 @@ def target_facts(chunk: Chunk, document: SourceDocument) -> tuple[list[Mention],
     mentions: list[Mention] = []
     attributes: list[Attribute] = []
     for (s0, s1), t in find_targets(text):
-        clause = " ".join(text[s0:s1].split())
+        clause = " ".join(text[s0:s1].split()).rstrip(" .;:")  # a label, not a sentence: facts verbalize it mid-sentence
         if len(clause) > _LABEL_CHARS:
             clause = clause[:_LABEL_CHARS].rsplit(" ", 1)[0] + " …"
         node = Mention(text[t.start : t.end], QUANTIFIED_TARGET, t.start, t.end, f"{chunk.chunk_id}:target:{t.start}", "",
