@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.servers import free_port, wait_http  # noqa: E402
+from support.servers import free_port, stop, wait_http  # noqa: E402
 
 # The test models: a KB built here is embedded with the same model the server then loads.
 MODELS = {"POLICYKB_EMBED__MODEL": "all-MiniLM-L6-v2", "POLICYKB_LLM__MODEL_PATH": "smollm2-135m-instruct"}
@@ -172,12 +172,7 @@ def main() -> int:
             prime(port)
             return soak(args, server, port)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop(server, timeout=30)
             log.close()
             tail = (Path(tmp) / "server.log").read_text(errors="replace").splitlines()[-5:]
             if server.returncode not in (0, -15):
