@@ -119,6 +119,8 @@ def main() -> int:
                 variants[f"hybrid - {name}"] = {**weights, name: 0.0}
         variants["bm25 + dense"] = {"bm25": 1.0, "dense": 1.0}
         variants["hybrid, graph from entities only"] = {**weights, "graph": 0.0, "graph-entities": weights["graph"]}
+        for w in (0.5, 1.0):  # the sentence signal added to the default weighting (a no-op if already there)
+            variants[f"hybrid + sentences {w:g}"] = {**weights, "sentences": w}
         for spec in args.variant:
             variants[spec] = {k: float(v) for k, v in (part.split("=") for part in spec.split(","))}
         def score(label: str, lists: list[list[str]]) -> None:
@@ -141,21 +143,32 @@ def main() -> int:
         }
         for label, lists in fused_lists.items():
             score(label, lists)
-        # The offline rescoring of [retrieval] rescore over the top rescore_top_n (spr.retrieval.rescore).
+        # The offline rescoring of [retrieval] rescore over the top rescore_top_n (spr.retrieval.rescore),
+        # by the best window cosine (``dense``) or by the best of window and sentence cosines.
         dense = next(s for s in sigs if s.name == "dense")
-        for base in ("hybrid", "dense"):
-            rescored, blended = [], []
-            for q, fused in zip(questions, fused_lists[base], strict=True):
-                top = fused[: c.rescore_top_n]
-                scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], dense.similarities, c.rescore_dense_weight)
-                order = [top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))]
-                rescored.append(order + fused[c.rescore_top_n :])
-                # a variant: the rescored order fused with the first-stage order (RRF, equal weights)
-                both = {"first": [Ranked(ch, 0.0) for ch in top], "rescore": [Ranked(ch, 0.0) for ch in order]}
-                blended.append([f.chunk for f in reciprocal_rank_fusion(both, {"first": 1.0, "rescore": 1.0}, c.rrf_k)] + fused[c.rescore_top_n :])
-            name = "vector" if base == "dense" else base
-            score(f"{name} + rescore", rescored)
-            score(f"{name} + rescore, RRF", blended)
+        sent = next(s for s in sigs if s.name == "sentences")
+
+        def window_or_sentence(question: str, chunks: list[str]) -> dict[str, float]:
+            a, b = dense.similarities(question, chunks), sent.similarities(question, chunks)
+            return {ch: max(a.get(ch, -1.0), b.get(ch, -1.0)) for ch in {*a, *b}}
+
+        cosine_kinds = {"": dense.similarities, " (sentence cos)": window_or_sentence}
+        bases = ("hybrid", "dense", "sentences", "hybrid + sentences 0.5", "hybrid + sentences 1")
+        for base in bases:
+            for suffix, cosines in cosine_kinds.items():
+                rescored, blended = [], []
+                for q, fused in zip(questions, fused_lists[base], strict=True):
+                    top = fused[: c.rescore_top_n]
+                    scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], cosines, c.rescore_dense_weight)
+                    order = [top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))]
+                    rescored.append(order + fused[c.rescore_top_n :])
+                    # a variant: the rescored order fused with the first-stage order (RRF, equal weights)
+                    both = {"first": [Ranked(ch, 0.0) for ch in top], "rescore": [Ranked(ch, 0.0) for ch in order]}
+                    blended.append([f.chunk for f in reciprocal_rank_fusion(both, {"first": 1.0, "rescore": 1.0}, c.rrf_k)] + fused[c.rescore_top_n :])
+                name = "vector" if base == "dense" else base
+                score(f"{name} + rescore{suffix}", rescored)
+                if not suffix and base in ("hybrid", "dense"):
+                    score(f"{name} + rescore, RRF", blended)
 
         latency: dict[str, dict[str, float]] = {}
         if args.latency:
@@ -184,9 +197,9 @@ def main() -> int:
     keys = [f"R@{k}" for k in KS] + [f"QR@{k}" for k in KS]
     keys = [k for k in keys if any(k in s for s in systems.values())]
     print(f"{args.set} · {args.embed} · {out['answerable']} answerable of {len(questions)} · {len(units)} chunks")
-    print(f"{'system':<22}" + "".join(f"{k:>8}" for k in keys))
+    print(f"{'system':<44}" + "".join(f"{k:>8}" for k in keys))
     for label, s in systems.items():
-        print(f"{label:<22}" + "".join(f"{s.get(k, float('nan')):>8.3f}" for k in keys))
+        print(f"{label:<44}" + "".join(f"{s.get(k, float('nan')):>8.3f}" for k in keys))
     if latency:
         print("latency", json.dumps(latency))
     if args.json:

@@ -322,6 +322,10 @@ class RetrievalConfig(_Section):
     # rag-eurlex and the three dev sets; bench/eval_retrieval.py's grid, README "Retrieval").
     weight_bm25: float = Field(0.25, ge=0.0, description="RRF weight of BM25 over chunk texts (0 = off).")
     weight_dense: float = Field(1.0, ge=0.0, description="RRF weight of dense chunk vectors (0 = off).")
+    weight_sentences: float = Field(
+        0.0, ge=0.0,
+        description="RRF weight of sentence vectors: a chunk ranked by its best-matching sentence (derived stage 'sentences'; 0 = off).",
+    )
     weight_questions: float = Field(
         0.0, ge=0.0,
         description="RRF weight of the question bank: a matched latent question votes for its chunk (0 = off; it lowered recall on every set measured).",
@@ -366,7 +370,7 @@ class RetrievalConfig(_Section):
     @property
     def weights(self) -> dict[str, float]:
         """Signal name → RRF weight, for every signal of the fused stage."""
-        names = ("bm25", "dense", "questions", "graph", "uks", "ics", "iks")
+        names = ("bm25", "dense", "sentences", "questions", "graph", "uks", "ics", "iks")
         return {name: getattr(self, f"weight_{name}") for name in names}
 
 

@@ -41,3 +41,47 @@ def test_an_extractive_answer_embeds_only_the_question(kb):
     assert not answer.abstained and answer.confidence is not None and answer.confidence >= base.config.answer.min_score
     assert totals.texts_embedded <= 1  # the question at most (another test may have asked it); every sentence was cached
     assert totals.embed_cache_hits > 5
+
+
+def test_short_lines_and_repeats_are_not_indexed():
+    from kgpipeline.derived.sentence_vectors import indexed_sentences
+
+    text = "## Article 5\n\nAn operator shall pay EUR 50,000. An operator shall pay EUR 50,000.\n- (a) cattle;"
+    assert indexed_sentences(text) == ["An operator shall pay EUR 50,000."]
+
+
+def test_the_sentence_index_holds_each_chunk_sentence_under_its_chunk(kb):
+    from kgpipeline.derived.sentence_vectors import indexed_sentences
+    from spr.qa import KnowledgeBase
+    from store.layout import KBLayout
+    from store.vectors import VectorIndex
+    from store.vocab import PKB
+
+    index = VectorIndex.load(KBLayout(kb).index("sentences"))
+    with KnowledgeBase.open(kb) as base:
+        rows = base.store.select(f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows
+    expected = sorted(r["c"].value for r in rows for _ in indexed_sentences(r["t"].value))
+    assert sorted(index.ids) == expected and len(index) > len(rows)
+
+
+def test_the_sentence_signal_ranks_a_chunk_by_its_best_sentence(kb):
+    from spr.qa import KnowledgeBase
+    from spr.retrieval.registry import signals
+
+    with KnowledgeBase.open(kb) as base:
+        signal = next(s for s in signals(base) if s.name == "sentences")
+        ranked = signal.rank("How much is the fine for an operator who fails to register an installation?", 5)
+        texts = {e.chunk.iri: e.text for e in base.retriever("vector").retrieve("registration fine", 50)}
+        sims = signal.similarities("How much is the fine for an operator who fails to register an installation?", [r.chunk for r in ranked])
+    assert len({r.chunk for r in ranked}) == len(ranked) == 5  # distinct chunks, though each has several sentences
+    assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
+    assert "fine" in texts.get(ranked[0].chunk, "").lower() or "EUR" in texts.get(ranked[0].chunk, "")
+    assert all(abs(sims[r.chunk] - r.score) < 1e-5 for r in ranked)  # rank score = the best sentence's cosine
+
+
+def test_a_kb_without_the_sentence_index_names_the_reindex(tmp_path):
+    from core.errors import StoreError
+    from spr.retrieval.vector import load_sentence_index
+
+    with pytest.raises(StoreError, match="policykb reindex sentences"):
+        load_sentence_index(tmp_path)

@@ -31,7 +31,7 @@ from spr.retrieval.keyword import KeywordSignal, load_keyword_index
 from spr.retrieval.question_bank import QuestionBankAdapter, QuestionBankRetriever, QuestionSignal
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever
 from spr.retrieval.structured import SPRAdapter
-from spr.retrieval.vector import DenseSignal, load_chunk_index
+from spr.retrieval.vector import DenseSignal, load_chunk_index, load_sentence_index
 
 
 def _spr(kb: Services) -> Retriever:
@@ -45,6 +45,10 @@ def _bank(kb: Services) -> Retriever:
 
 def _dense(kb: Services) -> DenseSignal:
     return DenseSignal(kb.embedder, lambda: load_chunk_index(kb.config.kb_dir))
+
+
+def _sentences(kb: Services) -> DenseSignal:
+    return DenseSignal(kb.embedder, lambda: load_sentence_index(kb.config.kb_dir), name="sentences", reindex="sentences")
 
 
 def _keyword(kb: Services) -> KeywordSignal:
@@ -67,7 +71,7 @@ def signals(kb: Services) -> list[Signal]:
     bank = QuestionBankRetriever(kb.config.kb_dir, kb.embedder, kb.store)
     doc = DocumentGraph(kb.store, kb.config.docgraph)
     return [
-        _keyword(kb), _dense(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
+        _keyword(kb), _dense(kb), _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
         UKSSignal(doc), ICSSignal(doc), IKSSignal(doc),
     ]
 
