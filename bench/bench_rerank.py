@@ -51,24 +51,28 @@ def main() -> int:
     ap.add_argument("--top-n", type=int, default=10, help="candidates the LLM scores")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
+    ap.add_argument("--model", default=None, help="GGUF path or name (default: SmolLM2; e.g. qwen2.5-coder-1.5b-instruct)")
+    ap.add_argument("--passage-words", type=int, default=300, help="words of each passage the model reads")
+    ap.add_argument("--embed", default="all-MiniLM-L6-v2", help="the KB's embedder (its retrieval-<embed> cache folder)")
     ap.add_argument("--json", type=Path, default=None, help="write the figures here too")
     args = ap.parse_args()
 
-    kb_dir = args.kb or user_cache_dir() / "retrieval-all-MiniLM-L6-v2" / "eval" / "eu_regulations" / "kb"
+    kb_dir = args.kb or user_cache_dir() / f"retrieval-{args.embed}" / "eval" / "eu_regulations" / "kb"
     rows = [row for _, row in read_jsonl(DEVSET) if row.get("answerable", True) and row.get("contexts")]
     rows = rows[: args.limit] if args.limit else rows
 
     config = Config()
     config = config.model_copy(update={
         "kb": config.kb.model_copy(update={"dir": kb_dir}),
-        "embed": config.embed.model_copy(update={"model": "all-MiniLM-L6-v2"}),
+        "embed": config.embed.model_copy(update={"model": args.embed}),
         "retrieval": config.retrieval.model_copy(update={"rerank": True, "rerank_top_n": args.top_n}),
     })
     tracker = UsageTracker()
-    llm = LlamaCppLLM(threads=args.threads, cache=False, tracker=tracker)
+    llm = LlamaCppLLM(args.model, threads=args.threads, cache=False, tracker=tracker)
     with KnowledgeBase.open(config, llm=llm, tracker=tracker) as kb:
         reranker = kb.retriever("hybrid")
         assert isinstance(reranker, LLMReranker), "[retrieval] rerank did not wrap hybrid"
+        reranker.passage_words = args.passage_words
         t = time.perf_counter()
         llm.yes_probability(rerank_prompt("warm-up?", "A warm-up passage."))  # loads the model
         load_s = time.perf_counter() - t
@@ -107,7 +111,7 @@ def main() -> int:
     total = tracker.totals
     out = {
         "set": "dev-eu (eu_regulations.jsonl)", "questions": len(per_q), "top_n": args.top_n, "k": args.k,
-        "model": llm.model_id, "threads": args.threads, "model_load_s": round(load_s, 2),
+        "model": llm.model_id, "threads": args.threads, "passage_words": args.passage_words, "embed": args.embed, "model_load_s": round(load_s, 2),
         "recall": {
             "hybrid": {k: round(mean([q["hybrid"][k] for q in per_q]), 4) for k in KS},
             "hybrid+rerank": {k: round(mean([q["rerank"][k] for q in per_q]), 4) for k in KS},

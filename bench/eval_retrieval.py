@@ -119,8 +119,10 @@ def main() -> int:
                 variants[f"hybrid - {name}"] = {**weights, name: 0.0}
         variants["bm25 + dense"] = {"bm25": 1.0, "dense": 1.0}
         variants["hybrid, graph from entities only"] = {**weights, "graph": 0.0, "graph-entities": weights["graph"]}
-        for w in (0.5, 1.0):  # the sentence signal added to the default weighting (a no-op if already there)
+        for w in (0.5, 1.0):  # the sentence / feedback signal added to the default weighting (a no-op if already there)
             variants[f"hybrid + sentences {w:g}"] = {**weights, "sentences": w}
+            variants[f"hybrid + prf {w:g}"] = {**weights, "prf": w}
+            variants[f"hybrid + sentences {w:g} + prf {w:g}"] = {**weights, "sentences": w, "prf": w}
         for spec in args.variant:
             variants[spec] = {k: float(v) for k, v in (part.split("=") for part in spec.split(","))}
         def score(label: str, lists: list[list[str]]) -> None:
@@ -153,7 +155,8 @@ def main() -> int:
             return {ch: max(a.get(ch, -1.0), b.get(ch, -1.0)) for ch in {*a, *b}}
 
         cosine_kinds = {"": dense.similarities, " (sentence cos)": window_or_sentence}
-        bases = ("hybrid", "dense", "sentences", "hybrid + sentences 0.5", "hybrid + sentences 1")
+        bases = ("hybrid", "dense", "sentences", "hybrid + sentences 0.5", "hybrid + sentences 1", "hybrid + prf 0.5",
+                 "hybrid + prf 1", "hybrid + sentences 1 + prf 1")
         for base in bases:
             for suffix, cosines in cosine_kinds.items():
                 rescored, blended = [], []

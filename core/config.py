@@ -340,6 +340,11 @@ class RetrievalConfig(_Section):
     weight_uks: float = Field(0.0, ge=0.0, description="RRF weight of UKS: chunks having the question's YAKE keywords (0 = off; [docgraph]).")
     weight_ics: float = Field(0.0, ge=0.0, description="RRF weight of ICS: section mates of the first stage's top chunks (0 = off).")
     weight_iks: float = Field(0.0, ge=0.0, description="RRF weight of IKS: chunks sharing keywords with the first stage's top chunks (0 = off).")
+    weight_prf: float = Field(
+        0.0, ge=0.0, description="RRF weight of dense pseudo-relevance feedback: the question vector moved towards the first stage's top chunks (0 = off)."
+    )
+    prf_passages: int = Field(3, ge=1, le=20, description="prf signal: first-stage top chunks the question vector is moved towards.")
+    prf_beta: float = Field(0.5, ge=0.0, le=5.0, description="prf signal: weight of their mean vector (Rocchio's beta; the question weighs 1).")
     rrf_k: int = Field(60, ge=1, description="RRF rank constant: larger flattens the difference between ranks.")
     depth: int = Field(50, ge=1, le=1000, description="Candidates each signal contributes to the fusion.")
     window_overlap: float = Field(
@@ -370,7 +375,7 @@ class RetrievalConfig(_Section):
     @property
     def weights(self) -> dict[str, float]:
         """Signal name → RRF weight, for every signal of the fused stage."""
-        names = ("bm25", "dense", "sentences", "questions", "graph", "uks", "ics", "iks")
+        names = ("bm25", "dense", "sentences", "questions", "graph", "uks", "ics", "iks", "prf")
         return {name: getattr(self, f"weight_{name}") for name in names}
 
 

@@ -78,18 +78,24 @@ class VectorIndex:
         """Cosine of ``query`` with the given ids' vectors (an id with several vectors — a long
         chunk's windows — gets its best); ids not in the index are absent. Exact, for a few ids."""
         query = self._check(query)[0]
+        out = {}
+        for i in ids:
+            vectors = self.vectors(i)
+            if len(vectors):
+                out[i] = float((vectors @ query).max())
+        return out
+
+    def vectors(self, id_: str) -> np.ndarray:
+        """The vectors stored under ``id_`` (a long chunk has several), shape (n, dimension); n = 0 if absent."""
         if self._rows is None or self._rows_len != len(self._ids):  # ids are only ever appended
             rows: dict[str, list[int]] = {}
             for row, i in enumerate(self._ids):
                 rows.setdefault(i, []).append(row)
             self._rows, self._rows_len = rows, len(self._ids)
-        out = {}
-        for i in ids:
-            rows_i = self._rows.get(i)
-            if rows_i:
-                vectors = np.vstack([self._index.reconstruct(r) for r in rows_i])
-                out[i] = float((vectors @ query).max())
-        return out
+        rows_i = self._rows.get(id_, [])
+        if not rows_i:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack([self._index.reconstruct(r) for r in rows_i])
 
     def save(self, folder: Path) -> None:
         folder = Path(folder)

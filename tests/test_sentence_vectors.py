@@ -85,3 +85,31 @@ def test_a_kb_without_the_sentence_index_names_the_reindex(tmp_path):
 
     with pytest.raises(StoreError, match="policykb reindex sentences"):
         load_sentence_index(tmp_path)
+
+
+def test_hybrid_fuses_the_sentence_signal_when_weighted(kb):
+    from core.config import load_config
+    from spr.qa import KnowledgeBase
+
+    config = load_config(kb_dir=kb)
+    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"weight_sentences": 1.0, "rescore": False})})
+    with KnowledgeBase.open(config) as base:
+        evidence = base.retriever("hybrid").retrieve("How much is the fine for an operator who fails to register an installation?", 3)
+    assert evidence and any("sentences" in dict(e.ranks) for e in evidence)
+
+
+def test_feedback_signal_moves_the_question_towards_the_first_stage(kb):
+    from spr.qa import KnowledgeBase
+    from spr.retrieval.fusion import Fused
+    from spr.retrieval.registry import signals
+
+    question = "How much is the fine for an operator who fails to register an installation?"
+    with KnowledgeBase.open(kb) as base:
+        sigs = {s.name: s for s in signals(base)}
+        dense = sigs["dense"].rank(question, 5)
+        prf = sigs["prf"]
+        assert prf.rank(question, 5) == []  # no first stage to learn from: it abstains
+        moved = prf.rank(question, 5, [Fused(r.chunk, r.score, (("dense", i),), ()) for i, r in enumerate(dense, 1)])
+        far = prf.rank(question, 5, [Fused(r.chunk, r.score, (), ()) for r in sigs["dense"].rank("solar panels on rooftops", 3)])
+    assert len(moved) == 5 and moved[0].chunk == dense[0].chunk  # feedback from its own top keeps the best chunk first
+    assert [r.chunk for r in far] != [r.chunk for r in moved]  # other feedback moves the query elsewhere

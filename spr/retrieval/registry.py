@@ -31,7 +31,7 @@ from spr.retrieval.keyword import KeywordSignal, load_keyword_index
 from spr.retrieval.question_bank import QuestionBankAdapter, QuestionBankRetriever, QuestionSignal
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever
 from spr.retrieval.structured import SPRAdapter
-from spr.retrieval.vector import DenseSignal, load_chunk_index, load_sentence_index
+from spr.retrieval.vector import DenseSignal, FeedbackSignal, load_chunk_index, load_sentence_index
 
 
 def _spr(kb: Services) -> Retriever:
@@ -73,6 +73,7 @@ def signals(kb: Services) -> list[Signal]:
     return [
         _keyword(kb), _dense(kb), _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
         UKSSignal(doc), ICSSignal(doc), IKSSignal(doc),
+        FeedbackSignal(_dense(kb), kb.config.retrieval.prf_passages, kb.config.retrieval.prf_beta),
     ]
 
 

@@ -5,12 +5,14 @@ a chunk scores by its best sentence, kgpipeline.derived.sentence_vectors)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from core.errors import StoreError
-from spr.retrieval.fusion import Ranked
+from spr.retrieval.fusion import Fused, Ranked
 from store.layout import KBLayout
 
 if TYPE_CHECKING:
@@ -52,7 +54,10 @@ class DenseSignal:
 
     def rank(self, question: str, depth: int) -> list[Ranked]:
         self._checked()
-        query = self.embedder.embed(question)
+        return self.rank_vector(self.embedder.embed(question), depth)
+
+    def rank_vector(self, query: np.ndarray, depth: int) -> list[Ranked]:
+        """Chunks by the cosine of ``query`` (a normalized vector) and their best vector."""
         fetch = depth * _OVERFETCH
         while True:
             hits = self.index.search(query, fetch)[0]
@@ -63,6 +68,35 @@ class DenseSignal:
                 break
             fetch *= 4  # many vectors of few chunks (long chunks, many sentences each): read deeper
         return [Ranked(c, s) for c, s in list(best.items())[:depth]]
+
+
+class FeedbackSignal:
+    """Dense pseudo-relevance feedback (Rocchio, 1971, in embedding space; cf. ANCE-PRF): the
+    question vector moved towards the first stage's top ``passages`` chunks — each by its window
+    closest to the question — ``q' = q + beta · mean(top)``, normalized, then searched like
+    ``dense``. A question about a bridge entity ("the director of the film that …") finds the
+    passage that names it; the moved query then also reaches passages about that entity. Runs after
+    the other signals (it needs their fused ranking); without one it abstains."""
+
+    name = "prf"
+    second_stage = True
+
+    def __init__(self, dense: DenseSignal, passages: int = 3, beta: float = 0.5):
+        self.dense = dense
+        self.passages = passages
+        self.beta = beta
+
+    def rank(self, question: str, depth: int, first: Sequence[Fused] = ()) -> list[Ranked]:
+        top = [f.chunk for f in first[: self.passages]]
+        if not top or self.passages < 1:
+            return []
+        index = self.dense._checked()
+        query = self.dense.embedder.embed(question)
+        found = [vs[int(np.argmax(vs @ query))] for vs in (index.vectors(c) for c in top) if len(vs)]
+        if not found:
+            return []
+        moved = query + self.beta * np.mean(found, axis=0)
+        return self.dense.rank_vector((moved / np.linalg.norm(moved)).astype(np.float32), depth)
 
 
 def load_chunk_index(kb_dir: Path) -> VectorIndex:
