@@ -1,12 +1,14 @@
 """Does the LLM reranker pay? ``hybrid`` top-5 against ``hybrid`` + rerank (top_n 10) top-5.
 
     .venv/bin/python bench/bench_rerank.py [--limit 15] [--threads 2] [--json bench/out/rerank/eu.json]
+    .venv/bin/python bench/bench_rerank.py --model qwen2.5-coder-1.5b-instruct --threads 1 --limit 20 --passage-words 150
 
 On the hand-checked dev set ``bench/devset/eu_regulations.jsonl`` (answerable questions, exact gold
 quotes in ``contexts``) over the KB ``bench/eval_retrieval.py --set dev-eu`` built under the user
 cache (``<cache>/retrieval-all-MiniLM-L6-v2/eval/eu_regulations/kb``). Quality: gold-quote
 recall@k (:func:`spr.eval.metrics.quote_recall_at_k`) over the chunk texts, k = 1, 3, 5, and the
 first stage's recall@``top_n``, the ceiling a reranker of those candidates can reach at any k.
+``--model qwen2.5-coder-1.5b-instruct`` measures the embedded 1.5B model (README "Retrieval").
 Cost: the rerank stage's seconds per question (the trace's "rerank" timing; the model is loaded
 and warmed before), LLM calls and tokens (the tracker, response cache off). Default model: the
 embedded SmolLM2-135M-Instruct.
