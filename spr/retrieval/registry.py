@@ -78,8 +78,13 @@ def signals(kb: Services) -> list[Signal]:
 
 
 def _hybrid(kb: Services) -> Retriever:
+    return hybrid(kb)
+
+
+def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
+    """Mode ``hybrid`` as configured, or with other signal ``weights`` (benchmarks compare weightings)."""
     c = kb.config.retrieval
-    fused: Retriever = FusedRetriever(kb.store, signals(kb), c.weights, rrf_k=c.rrf_k, depth=c.depth)
+    fused: Retriever = FusedRetriever(kb.store, signals(kb), weights or c.weights, rrf_k=c.rrf_k, depth=c.depth)
     if c.rescore:
         from spr.retrieval.rescore import OfflineReranker
 
