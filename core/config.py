@@ -323,8 +323,9 @@ class RetrievalConfig(_Section):
     weight_bm25: float = Field(0.25, ge=0.0, description="RRF weight of BM25 over chunk texts (0 = off).")
     weight_dense: float = Field(1.0, ge=0.0, description="RRF weight of dense chunk vectors (0 = off).")
     weight_sentences: float = Field(
-        0.0, ge=0.0,
-        description="RRF weight of sentence vectors: a chunk ranked by its best-matching sentence (derived stage 'sentences'; 0 = off).",
+        1.0, ge=0.0,
+        description="RRF weight of sentence vectors: a chunk ranked by its best-matching sentence (derived stage 'sentences'; 0 = off). "
+        "On by measurement: R@5/QR@5 never lower on five set x embedder runs, +1.0 point on average (README 'Retrieval').",
     )
     weight_questions: float = Field(
         0.0, ge=0.0,

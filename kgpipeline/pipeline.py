@@ -131,11 +131,11 @@ STAGES: dict[str, StageFactory] = {
 
 def enabled_stages(config: Config) -> list[str]:
     """The stages an ingest runs, in order. The question bank is built on request only
-    (`[questions] build`, or `reindex questions`); sentence embeddings unless `[answer]
-    precompute_sentences` is off; keywords, communities and reports unless their section's switch is."""
+    (`[questions] build`, or `reindex questions`); sentence embeddings unless both `[answer]
+    precompute_sentences` and the `sentences` signal (`[retrieval] weight_sentences`) are off; keywords, communities and reports unless their section's switch is."""
     optional = {
         "questions": config.questions.build,
-        "sentences": config.answer.precompute_sentences,
+        "sentences": config.answer.precompute_sentences or config.retrieval.weight_sentences > 0,
         "keywords": config.docgraph.keywords,
         "communities": config.communities.build,
         "reports": config.communities.build,

@@ -25,7 +25,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 BASE = "https://w3id.org/policykb/id/"
 GOOD = ["renewable-energy-act-2024.md", "hydrogen-strategy.txt", "westmark-wind-guidelines.html"]
 # Derived stages that need no model beyond the test embedder stay on; the slow optional ones are off.
-LIGHT = "[answer]\nprecompute_sentences = false\n[docgraph]\nkeywords = false\n[communities]\nbuild = false\n"
+LIGHT = "[answer]\nprecompute_sentences = false\n[retrieval]\nweight_sentences = 0\n[docgraph]\nkeywords = false\n[communities]\nbuild = false\n"
 
 
 class NoExtractor:

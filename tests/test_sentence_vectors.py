@@ -28,7 +28,9 @@ def test_stage_runs_after_bm25_and_can_be_turned_off():
     assert list(STAGES).index("sentences") > list(STAGES).index("bm25")
     config = Config()
     assert "sentences" in [s.name for s in derived_stages(config)]
-    off = config.model_copy(update={"answer": config.answer.model_copy(update={"precompute_sentences": False})})
+    no_answers = config.model_copy(update={"answer": config.answer.model_copy(update={"precompute_sentences": False})})
+    assert "sentences" in [s.name for s in derived_stages(no_answers)]  # the retrieval signal still needs it
+    off = no_answers.model_copy(update={"retrieval": config.retrieval.model_copy(update={"weight_sentences": 0.0})})
     assert "sentences" not in [s.name for s in derived_stages(off)]
 
 
