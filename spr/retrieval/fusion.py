@@ -1,8 +1,9 @@
 """The fused text stage (mode ``hybrid``): several ranking signals over the same chunks, one list.
 
 Each :class:`Signal` ranks chunk IRIs for a question — BM25 (:mod:`spr.retrieval.keyword`), dense
-chunk vectors (:mod:`spr.retrieval.vector`), the question bank (a matched latent question votes for
-its chunk), personalized PageRank from the question's entities (:mod:`spr.retrieval.graph`).
+chunk vectors and sentence vectors (:mod:`spr.retrieval.vector`), the question bank (a matched
+latent question votes for its chunk), personalized PageRank from the question's entities
+(:mod:`spr.retrieval.graph`).
 Weighted reciprocal-rank fusion (Cormack et al., 2009) combines them::
 
     score(c) = sum over signals s of  weight_s / (rrf_k + rank_s(c))

@@ -2,7 +2,7 @@
 evaluation harness all read :data:`RETRIEVERS`; a new strategy is one module and one line here.
 
 - ``dual``: SPR-RAG's dual-source context (confident structured facts, then the fused text stage);
-- ``hybrid``: the fused text stage alone (BM25 + dense + question bank + graph, by weighted RRF);
+- ``hybrid``: the fused text stage alone (BM25 + dense + sentences + question bank + graph, by weighted RRF);
 - ``spr``: the semantic parsing retriever's triples alone;
 - ``questions``: the question bank alone (chunks whose latent questions match);
 - ``vector``: plain chunk embeddings, the traditional-RAG baseline;
