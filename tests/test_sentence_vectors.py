@@ -115,3 +115,18 @@ def test_feedback_signal_moves_the_question_towards_the_first_stage(kb):
         far = prf.rank(question, 5, [Fused(r.chunk, r.score, (), ()) for r in sigs["dense"].rank("solar panels on rooftops", 3)])
     assert len(moved) == 5 and moved[0].chunk == dense[0].chunk  # feedback from its own top keeps the best chunk first
     assert [r.chunk for r in far] != [r.chunk for r in moved]  # other feedback moves the query elsewhere
+
+
+def test_with_the_embedding_cache_off_the_stage_still_writes_the_index(kb, tmp_path):
+    from core.embed import make_embedder
+    from kgpipeline.derived.sentence_vectors import SentenceVectorStage
+    from spr.qa import KnowledgeBase
+    from store.layout import KBLayout
+    from store.vectors import VectorIndex
+
+    with KnowledgeBase.open(kb) as base:
+        embedder = make_embedder(base.config.embed, None, cache=False)
+        note = SentenceVectorStage(embedder).run(base.store, tmp_path)
+    built = VectorIndex.load(KBLayout(tmp_path).index("sentences"))
+    assert "cache off" in note
+    assert built.ids == VectorIndex.load(KBLayout(kb).index("sentences")).ids

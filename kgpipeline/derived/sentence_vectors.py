@@ -81,7 +81,7 @@ class SentenceVectorStage:
             for sentence in indexed_sentences(text):
                 ids.append(chunk)
                 indexed.append(sentence)
-        pending = list(texts)
+        pending = list(texts) if self.embedder.cache is not None else []  # without a cache only the index needs them
         for start in range(0, len(pending), BATCH):  # each batch lands in the cache: a crash keeps it
             self.embedder.embed_many(pending[start : start + BATCH])
         index = VectorIndex(self.embedder.dimension)
