@@ -157,8 +157,8 @@ def main() -> int:
 
         cosine_kinds = {"": dense.similarities, " (sentence cos)": window_or_sentence}
         bases = ("hybrid", "dense", "sentences", "hybrid + sentences 0.5", "hybrid + sentences 1", "hybrid + prf 0.5",
-                 "hybrid + prf 1", "hybrid + sentences 1 + prf 1")
-        for base in bases:
+                 "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences")
+        for base in (b for b in bases if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted
             for suffix, cosines in cosine_kinds.items():
                 rescored, blended = [], []
                 for q, fused in zip(questions, fused_lists[base], strict=True):

@@ -325,7 +325,7 @@ class RetrievalConfig(_Section):
     weight_sentences: float = Field(
         1.0, ge=0.0,
         description="RRF weight of sentence vectors: a chunk ranked by its best-matching sentence (derived stage 'sentences'; 0 = off). "
-        "On by measurement: R@5/QR@5 never lower on six set x embedder runs, +0.9 point on average (README 'Retrieval').",
+        "On by measurement: R@5/QR@5 never lower on seven set x embedder runs, +0.9 point on average (README 'Retrieval').",
     )
     weight_questions: float = Field(
         0.0, ge=0.0,
