@@ -70,10 +70,11 @@ def signals(kb: Services) -> list[Signal]:
 
     bank = QuestionBankRetriever(kb.config.kb_dir, kb.embedder, kb.store)
     doc = DocumentGraph(kb.store, kb.config.docgraph)
+    dense = _dense(kb)  # one instance: prf searches the same chunk index (loaded once)
     return [
-        _keyword(kb), _dense(kb), _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
+        _keyword(kb), dense, _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
         UKSSignal(doc), ICSSignal(doc), IKSSignal(doc),
-        FeedbackSignal(_dense(kb), kb.config.retrieval.prf_passages, kb.config.retrieval.prf_beta),
+        FeedbackSignal(dense, kb.config.retrieval.prf_passages, kb.config.retrieval.prf_beta),
     ]
 
 
@@ -84,11 +85,13 @@ def _hybrid(kb: Services) -> Retriever:
 def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
     """Mode ``hybrid`` as configured, or with other signal ``weights`` (benchmarks compare weightings)."""
     c = kb.config.retrieval
-    fused: Retriever = FusedRetriever(kb.store, signals(kb), weights or c.weights, rrf_k=c.rrf_k, depth=c.depth)
+    sigs = signals(kb)
+    fused: Retriever = FusedRetriever(kb.store, sigs, weights or c.weights, rrf_k=c.rrf_k, depth=c.depth)
     if c.rescore:
         from spr.retrieval.rescore import OfflineReranker
 
-        fused = OfflineReranker(fused, _dense(kb).similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight)
+        dense = next(s for s in sigs if s.name == "dense")  # the fusion's own: its chunk index is loaded once
+        fused = OfflineReranker(fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight)  # type: ignore[attr-defined]
     if not c.rerank:
         return fused
     from spr.retrieval.rerank import LLMReranker
