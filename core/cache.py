@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,16 +46,33 @@ class SQLiteKV:
         if self._conn is None or self._pid != os.getpid():
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable enough for a cache
-                conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+                conn = self._open()
             except (OSError, sqlite3.Error) as exc:
                 raise ModelError(f"cannot open cache {self.path}: {exc}") from exc
             self._conn, self._pid = conn, os.getpid()
         return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        # Switching a new file to WAL needs an exclusive lock and SQLite answers "database is
+        # locked" at once, without its busy handler, when another process opens the same new file
+        # at that moment (regression: test_response_cache_is_shared_by_concurrent_processes).
+        # Such an open is retried, with backoff, up to the busy timeout.
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        pause = 0.01
+        while True:
+            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable enough for a cache
+                conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def get(self, key: str) -> bytes | None:
         return self.get_many([key]).get(key)
