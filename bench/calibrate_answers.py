@@ -34,6 +34,8 @@ from bench.eval_retrieval import load  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
+from spr import answerable  # noqa: E402
+from spr.answerable import context_texts  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
@@ -77,10 +79,12 @@ def records(kb: KnowledgeBase, dataset, mode: str, k: int, probe: int = 0) -> li
                 "rank": order.get(cand.cid, -1),
                 "fact": cand.is_fact,
                 "recall": m.token_recall(cand.text, q.answers) if q.answerable else None,
+                "text": cand.text,
             }
             for cand, c, w in zip(pool, cos, lex)
         ]
-        row = {"id": q.id, "answerable": q.answerable, "sentences": sentences, "retrieve_ms": retrieved_ms, "score_ms": score_ms}
+        row = {"id": q.id, "question": q.question, "answerable": q.answerable, "sentences": sentences,
+               "evidence": context_texts(context), "retrieve_ms": retrieved_ms, "score_ms": score_ms}
         if n < probe and pool:
             t2 = time.perf_counter()
             prompt = PROBE.format(question=q.question, text=probe_text(pool, cos, lex))
@@ -161,6 +165,38 @@ def auc(rows: list[dict], key: str = "best") -> float | None:
     return round(wins / (len(ans) * len(una)), 3)
 
 
+def checked(rows: list[dict], min_score: float) -> dict:
+    """The default abstention (no sentence at ``min_score``) with and without the answerability
+    check (:mod:`spr.answerable`) over the sentences at or above it: false abstention, abstention
+    on unanswerable questions, and how often each of the check's reasons decided."""
+    out: dict = {}
+    reasons: dict[str, dict[str, int]] = {}
+    for name, use_check in (("score only", False), ("score + check", True)):
+        fa = ua = n_ans = n_una = 0
+        for row in rows:
+            kept = [s["text"] for s in row["sentences"] if RULES["hybrid"](s) >= min_score]
+            abstain = not kept
+            if not abstain and use_check:
+                verdict = answerable.check(row["question"], row["evidence"], kept)
+                abstain = not verdict.answerable
+                if abstain:
+                    key = "premise" if verdict.missing else f"no {verdict.asked}"
+                    side = "answerable" if row["answerable"] else "unanswerable"
+                    reasons.setdefault(key, {"answerable": 0, "unanswerable": 0})[side] += 1
+            if row["answerable"]:
+                n_ans += 1
+                fa += abstain
+            else:
+                n_una += 1
+                ua += abstain
+        out[name] = {
+            "false_abstention": round(fa / n_ans, 3) if n_ans else None,
+            "abstain_unanswerable": round(ua / n_una, 3) if n_una else None,
+        }
+    out["check abstained, by reason"] = reasons
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", action="append", required=True, help="squad2, policyqa, dev-eu, dev-necp, dev-de (repeatable)")
@@ -171,7 +207,19 @@ def main() -> int:
     ap.add_argument("--picks", type=int, default=Config().answer.max_sentences)
     ap.add_argument("--probe", type=int, default=0, help="also ask the [llm] model whether the best sentences answer, first N questions per set")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--dump", type=Path, default=None, help="write every record (questions, sentences, evidence) as JSON lines")
+    ap.add_argument("--from-dump", type=Path, default=None, help="score the records of an earlier --dump (no KB, no retrieval)")
+    ap.add_argument("--min-score", type=float, default=Config().answer.min_score)
     args = ap.parse_args()
+    if args.from_dump:
+        dumped: dict[str, list[dict]] = {}
+        for line in args.from_dump.read_text().splitlines():
+            row = json.loads(line)
+            if row["set"] in args.set:
+                dumped.setdefault(row["set"], []).append(row)
+        for name, rows in dumped.items():
+            print(name, json.dumps(checked(rows, args.min_score), ensure_ascii=False))
+        return 0
 
 
     config = Config()
@@ -192,6 +240,10 @@ def main() -> int:
                             "auc_best_sentence_same_questions": auc(probed)}
             print("probe", json.dumps(probe_report, indent=1, ensure_ascii=False), flush=True)
         pooled += rows
+        if args.dump:
+            args.dump.parent.mkdir(parents=True, exist_ok=True)
+            with args.dump.open("a") as out:
+                out.writelines(json.dumps({"set": name, **r}, ensure_ascii=False) + "\n" for r in rows)
         table = sweep(rows)
         score_ms = sorted(r["score_ms"] for r in rows)
         report["sets"][name] = {
@@ -199,6 +251,7 @@ def main() -> int:
             "unanswerable": sum(not r["answerable"] for r in rows),
             "selection_token_recall": selection(rows, args.picks),
             "auc": auc(rows),
+            "answerability_check": checked(rows, args.min_score),
             "operating_points": operating_points(table),
             "sentence_scoring_ms_p50": round(score_ms[len(score_ms) // 2], 1) if score_ms else None,
             "sweep": table,

@@ -411,6 +411,13 @@ class AnswerConfig(_Section):
     min_overlap: float = Field(
         0.5, ge=0.0, le=1.0, description="Extractive: least weighted word overlap (lexical scoring) to count."
     )
+    check_answerable: bool = Field(
+        True,
+        description=(
+            "Abstain when the evidence cannot hold the answer (spr/answerable.py): a name or number the question"
+            " states appears in no retrieved passage, or it asks for a value (days, amount, share, year) no sentence states."
+        ),
+    )
     max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")
     max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
     require_citations: bool = Field(

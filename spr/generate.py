@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from spr import answerable
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
 from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
@@ -47,6 +48,7 @@ class Draft:
     attributed: bool = False  # the LLM cited nothing; citations were matched to its sentences
     unsupported: tuple[str, ...] = ()  # reply sentences no cited evidence supports (dropped or marked)
     confidence: float | None = None  # extractive: the best candidate's score (abstain below the threshold)
+    abstain_reason: str = ""  # spr.answerable's reason when its check decided the abstention
 
 
 # --- sentence scoring (pure apart from the embedder call) -----------------------------------------
@@ -133,6 +135,13 @@ def candidates(context: FusedContext) -> list[Candidate]:
     return out
 
 
+def check_answerable(question: str, context: FusedContext, pool: Sequence[Candidate] | None = None) -> answerable.Verdict:
+    """:func:`spr.answerable.check` over the context: its passages for the premise, ``pool`` (default:
+    every candidate sentence) for the answer type."""
+    pool = candidates(context) if pool is None else pool
+    return answerable.check(question, answerable.context_texts(context), [c.text for c in pool])
+
+
 @dataclass
 class ExtractiveGenerator:
     """Assembles answers from the context; needs no LLM."""
@@ -140,6 +149,7 @@ class ExtractiveGenerator:
     scorer: SentenceScorer
     max_facts: int  # [answer] max_facts
     max_sentences: int  # [answer] max_sentences
+    check: bool = False  # [answer] check_answerable: abstain when the evidence cannot hold the answer
 
     def generate(self, question: str, context: FusedContext) -> Draft:
         pool = candidates(context)
@@ -148,6 +158,15 @@ class ExtractiveGenerator:
             (pair for pair in zip(scores, range(len(pool))) if pair[0] >= self.scorer.threshold),
             key=lambda pair: (-pair[0], pair[1]),
         )
+        best = round(max(scores), 4) if scores else None
+        if self.check and ranked:
+            verdict = check_answerable(question, context, [pool[i] for _, i in ranked])
+            if not verdict.answerable:
+                return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=verdict.reason)
+            if verdict.asked is not None:
+                # the best sentence stating the asked kind of value goes first: it is the answer
+                typed = next(pair for pair in ranked if answerable.states_value(verdict.asked, pool[pair[1]].text, question))
+                ranked = [typed] + [pair for pair in ranked if pair != typed]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
@@ -161,7 +180,6 @@ class ExtractiveGenerator:
             if len(passages) >= self.max_sentences:
                 break
         chosen = facts + passages
-        best = round(max(scores), 4) if scores else None
         if not chosen:
             return Draft(ABSTAIN, (), True, confidence=best)
         citations: dict[int, Citation] = {}

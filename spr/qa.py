@@ -31,12 +31,13 @@ from spr.generate import (
     LexicalScorer,
     LLMGenerator,
     SentenceScorer,
+    check_answerable,
     focus,
     prompt_overhead,
     renumber,
 )
 from spr.grounding.relations import read_terms
-from spr.records import Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
+from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.registry import RETRIEVERS, mode_name
 from spr.verify import SupportChecker
@@ -178,7 +179,7 @@ class KnowledgeBase:
         run = self._prepare(question, mode, answer, k)
         mark = time.perf_counter()
         with run.usage.active():
-            draft = self._generator(run.kind).generate(run.question, run.context)
+            draft = self._declined(run) or self._generator(run.kind).generate(run.question, run.context)
         return self._finish(run, draft, mark)
 
     def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
@@ -191,6 +192,10 @@ class KnowledgeBase:
     def _stream(self, run: _Run) -> Iterator[AskEvent]:
         mark = time.perf_counter()
         generator = self._generator(run.kind)
+        declined = self._declined(run)
+        if declined is not None:
+            yield AnswerDone(self._finish(run, declined, mark))
+            return
         if isinstance(generator, LLMGenerator):
             stream = generator.stream(run.question, run.context)
             while True:
@@ -234,6 +239,15 @@ class KnowledgeBase:
             timings["fuse"] = elapsed_ms(mark)
         return _Run(text, mode, kind, found, context, timings, usage, started)
 
+    def _declined(self, run: _Run) -> Draft | None:
+        """An LLM answer is not asked for when the evidence cannot hold it ([answer] check_answerable,
+        :mod:`spr.answerable`): the abstention without a model call. Extractive answers check
+        inside their generator, over the sentences they may quote."""
+        if run.kind != "llm" or not self.config.answer.check_answerable:
+            return None
+        verdict = check_answerable(run.question, run.context)
+        return None if verdict.answerable else Draft(ABSTAIN, (), True, abstain_reason=verdict.reason)
+
     def _finish(self, run: _Run, draft: Draft, generate_started: float) -> Answer:
         draft = renumber(draft)
         run.timings["generate"] = elapsed_ms(generate_started)
@@ -255,7 +269,9 @@ class KnowledgeBase:
             return LLMGenerator(
                 self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations, checker=checker, unsupported=cfg.unsupported
             )
-        return ExtractiveGenerator(self._scorer(), max_facts=cfg.max_facts, max_sentences=cfg.max_sentences)
+        return ExtractiveGenerator(
+            self._scorer(), max_facts=cfg.max_facts, max_sentences=cfg.max_sentences, check=cfg.check_answerable
+        )
 
     def _scorer(self) -> SentenceScorer:
         """Sentence relevance to the question ([answer] scoring): extractive picks, LLM evidence."""
@@ -292,6 +308,7 @@ class KnowledgeBase:
             attributed=draft.attributed,
             unsupported=draft.unsupported,
             confidence=draft.confidence,
+            abstain_reason=draft.abstain_reason,
         )
 
 

@@ -197,6 +197,7 @@ class Answer:
     attributed: bool = False  # the LLM cited nothing; its sentences were matched to evidence
     unsupported: tuple[str, ...] = ()  # LLM sentences dropped: their cited evidence does not support them
     confidence: float | None = None  # extractive: best sentence score; below [answer] min_score it abstains
+    abstain_reason: str = ""  # why the evidence cannot hold the answer (spr.answerable), when that decided
 
     @property
     def sexpr(self) -> str:

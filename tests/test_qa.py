@@ -78,17 +78,23 @@ def test_unanswerable_question_gets_the_abstention(kb):
     assert answer.confidence is not None and answer.confidence < kb.config.answer.min_score
 
 
-def test_a_near_miss_is_answered_at_the_default_threshold_and_declined_at_a_stricter_one(kb_dir):
-    """The calibrated default (README "Answers") keeps false abstention low, so a near-miss gets
-    its best neighbours, cited; a stricter min_score declines it (the measured trade-off)."""
+def test_a_near_miss_is_declined_by_the_answerability_check_and_by_a_stricter_threshold(kb_dir):
+    """A near-miss scores above the calibrated min_score (README "Answers"), so on scores alone it
+    gets its best neighbours, cited; the answerability check declines it (it asks for a number no
+    sentence states), and so does a stricter min_score (the measured trade-off)."""
     from core.config import load_config
     from spr.qa import KnowledgeBase
 
     question = "How many nuclear power plants does Nordland operate?"
     config = load_config(kb_dir=kb_dir)
     with KnowledgeBase.open(config) as base:
+        checked = base.ask(question)
+    assert checked.abstained and checked.abstain_reason == "no sentence states a number"
+    assert config.answer.min_score <= checked.confidence < 0.4
+    config.answer.check_answerable = False
+    with KnowledgeBase.open(config) as base:
         lenient = base.ask(question)
-    assert not lenient.abstained and lenient.citations and lenient.confidence < 0.4
+    assert not lenient.abstained and lenient.citations and lenient.confidence == checked.confidence
     config.answer.min_score = 0.4
     with KnowledgeBase.open(config) as base:
         strict = base.ask(question)

@@ -104,6 +104,8 @@ def render_explain(answer) -> str:
         lines.append(f"S-expression: {t.sexpr or '(not grounded)'}")
     if t.note:
         lines.append(f"Note:         {t.note}")
+    if answer.abstain_reason:
+        lines.append(f"Abstained:    {answer.abstain_reason}")
     if t.linked:
         lines.append("Linked entities (score = similarity x weight):")
         lines += [

@@ -1,0 +1,230 @@
+"""Is the answer in the evidence at all? Two checks made before an answer quotes or generates.
+
+Sentence scores cannot tell an answerable question from an unanswerable one (README "Answers":
+AUC ~0.5): a question about a fine the corpus never sets finds sentences about other fines that
+score as high as the right ones. What does tell them apart, in the manner of classic QA systems,
+is whether the evidence holds what the question presupposes and what it asks for:
+
+- **premise**: the names and numbers the question states ("Norway", "MiCA", "in 2040") occur in
+  the retrieved passages (their text, document titles or heading paths). Evidence that never
+  mentions them is about something else, however close its wording.
+- **answer type**: a question that asks for a value ("within how many days", "what share",
+  "by which year", "how much … fine") needs a sentence stating one: a number with the asked kind
+  of unit, not one the question itself states, not an article or act number.
+
+Pure functions over strings; :func:`check` is what the answer paths call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from spr.fuse import FusedContext
+from spr.verify import numbers, unmatched_numbers
+
+ValueKind = Literal["duration", "money", "percent", "time", "number"]
+
+# --- what the question asks for -------------------------------------------------------------------
+_TIME_UNIT = r"(?:hours?|days?|weeks?|months?|years?|minutes?|decades?|time)"
+_ASKS: tuple[tuple[ValueKind, re.Pattern[str]], ...] = (
+    ("duration", re.compile(rf"\bhow (?:long|soon|quickly|fast|often)\b|\bhow (?:many|much) {_TIME_UNIT}\b")),
+    ("money", re.compile(
+        r"\b(?:how much|what|which|how (?:high|large|big))\b[^?]{0,60}?\b(?:fines?|fees?|penalt(?:y|ies)|price|costs?|capital|"
+        r"budget|funding|subsid(?:y|ies)|tax(?:es)?|levy|surcharge|allowance|payments?|charges?|euros?|cents?|money)\b"
+    )),
+    ("percent", re.compile(
+        r"\b(?:what|which|how (?:big|large|high|much))\b[^?]{0,60}?\b(?:percentage|per ?cent|share|proportion|portion|fraction)\b"
+    )),
+    ("time", re.compile(
+        r"\b(?:what|which) (?:year|date|day)\b|\b(?:by|until|since|from|till) when\b|^when\b|"
+        r"\bwhen (?:does|did|do|will|must|is|are|was|were|should|can|could|has|have|had)\b"
+    )),
+    ("number", re.compile(r"\bhow (?:many|much)\b|\bby how much\b")),
+)
+
+
+def asked_value(question: str) -> ValueKind | None:
+    """The kind of value ``question`` asks for, or None when it asks for something else (a body,
+    a reason, yes or no).
+
+    >>> asked_value("Within how many days must the report be sent?")
+    'duration'
+    >>> asked_value("What is the maximum fine for a gatekeeper?")
+    'money'
+    >>> asked_value("What share of renewables does Greece aim for in 2040?")
+    'percent'
+    >>> asked_value("By which year does Estonia stop burning oil shale?"), asked_value("Who issues it?")
+    ('time', None)
+    """
+    text = " ".join(question.lower().split())
+    for kind, pattern in _ASKS:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+# --- what a sentence states -----------------------------------------------------------------------
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|half|third|quarter|dozen|a|an|single|several)"
+)
+_QUANTITY = rf"(?:\d+(?:[ \u00a0\u202f.,]\d+)*|{_NUMBER_WORD}(?:[ -]{_NUMBER_WORD})*)"
+# References are numbers that state nothing: "Article 33(1)", "Regulation (EU) 2016/679", "point (b)",
+# "Annex III", list numbering "2." at a sentence's start.
+_REFERENCE = re.compile(
+    r"\b(?:articles?|art\.|paragraphs?|points?|subparagraphs?|annex(?:es)?|chapters?|sections?|titles?|recitals?|"
+    r"parts?|§+)\s*[\dIVXLC]+[a-z]?(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?(?:\s*\(\w{1,4}\))*)*"
+    r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(?:1[89]|20)\d\d(?:s)?\b")
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_STATES: dict[ValueKind, re.Pattern[str]] = {
+    "duration": re.compile(
+        rf"\b{_QUANTITY}[ -]?(?:calendar |working |business )?(?:hours?|days?|weeks?|months?|years?|minutes?|decades?)\b"
+        r"|\b(?:without undue delay|immediately|annually|yearly|monthly|weekly|daily|hourly|biennially|once a)\b"
+    ),
+    "money": re.compile(
+        rf"(?:€|\$|£)\s?\d|\b\d[\d ,.\u00a0\u202f]*\s?(?:€|eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn|cents?|ct)\b"
+        rf"|\b(?:eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn)\s?{_QUANTITY}\b"
+        r"|\d\s?(?:%|per ?cent\b|percent\b)"
+    ),
+    "percent": re.compile(
+        r"\d\s?(?:%|per ?cent\b|percent\b|percentage points?\b)|\b(?:half|one[ -]third|two[ -]thirds|"
+        r"(?:one|three)[ -]quarters?|a (?:third|quarter|fifth|tenth))\b"
+    ),
+    "time": re.compile(
+        rf"\b(?:1[89]|20)\d\d(?:s)?\b|\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\b|\b{_MONTH} \d{{1,2}}\b|\b\d{{1,2}}(?:st|th|nd|rd) century\b"
+        rf"|\b{_QUANTITY}[ -](?:hours?|days?|weeks?|months?|years?)\b"
+    ),
+}
+_DIGITS = re.compile(r"\d")
+# Counts in words; not "one" or "third", which legal text uses for other things ("one or more",
+# "third countries").
+_COUNT_WORD = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|"
+    r"thousand|million|billion|dozen)\b"
+)
+
+
+def _plain(text: str) -> str:
+    return _REFERENCE.sub(" ", " ".join(text.split()))
+
+
+def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
+    """Whether ``sentence`` states a value of ``kind`` that ``question`` does not already state
+    (a "2030" in "… by 2030?" answers nothing). References (articles, act numbers) never count.
+
+    >>> states_value("duration", "It shall notify without undue delay and within 72 hours.")
+    True
+    >>> states_value("money", "Fines of up to EUR 20 000 000 or 4 % of turnover apply.")
+    True
+    >>> states_value("number", "Article 68 sets out the scientific panel (Regulation (EU) 2019/1020).")
+    False
+    >>> states_value("time", "Member States shall apply the measures from 2030.", "What applies in 2030?")
+    False
+    """
+    plain = _plain(sentence).lower()
+    if kind == "number":
+        known = numbers(question)
+        values = numbers(plain) - known
+        values = {v for v in values if not _YEAR.fullmatch(v)}  # a year answers "when", not "how many"
+        if values:
+            return True
+        return _COUNT_WORD.search(plain) is not None
+    pattern = _STATES[kind]
+    known_numbers = numbers(question)
+    for match in pattern.finditer(plain):
+        found = match.group(0)
+        if _DIGITS.search(found) and numbers(found) and numbers(found) <= known_numbers:
+            continue  # restates the question's own figure
+        return True
+    return False
+
+
+# --- what the question presupposes ----------------------------------------------------------------
+# Capitalized words that name nothing in particular in policy questions (or are the question's
+# grammar); a name outside this list is a premise the evidence must mention.
+_GENERIC = frozenset(
+    "i a an the eu european union member state states commission council parliament regulation directive "
+    "decision act law laws article articles annex chapter section title recital part national federal "
+    "government ministry ministries plan plans energy climate may must can could does do did is are was "
+    "were what which who whom whose when where why how under in on of for by from to and or if as at "
+    "with within since until after before during".split()
+)
+_NAME = re.compile(r"(?<![\w'’])([A-Z][\w’'-]*|[a-z]+[A-Z][\w’'-]*)")
+_POSSESSIVE = re.compile(r"[’']s?$")
+
+
+def premise_names(question: str) -> list[str]:
+    """The names ``question`` states: capitalized words that are neither its first word nor a
+    generic word of policy language, and inner-capital words ("ePrivacy"); lower-cased.
+
+    >>> premise_names("How much initial capital must a crypto-asset service provider hold under MiCA?")
+    ['mica']
+    >>> premise_names("What 2030 target does Norway's plan set under the Regulation?")
+    ['norway']
+    """
+    text = question.strip()
+    first = re.match(r"\W*[\w’'-]+", text)
+    start = first.end() if first else 0
+    out: list[str] = []
+    for match in _NAME.finditer(text):
+        word = _POSSESSIVE.sub("", match.group(1)).strip("-").lower()
+        if match.start() < start and not re.search(r"[a-z][A-Z]|[A-Z]{2}", match.group(1)):
+            continue  # the question's first word is capitalized by grammar, unless it is an acronym
+        if len(word) < 2 or word in _GENERIC or word in out:
+            continue
+        out.append(word)
+    return out
+
+
+def missing_premises(question: str, texts: Iterable[str]) -> list[str]:
+    """The question's names and numbers that none of ``texts`` mentions. A name matches a word
+    that starts with it ("German" matches "Germany's"); a number matches in any written form
+    (:func:`spr.verify.numbers`).
+
+    >>> missing_premises("What does Norway's plan aim for by 2040?", ["Sweden aims for 2040 …"])
+    ['norway']
+    """
+    haystack = " ".join(" ".join(t.split()) for t in texts).lower()
+    missing = [name for name in premise_names(question) if not re.search(rf"(?<!\w){re.escape(name)}", haystack)]
+    missing += sorted(unmatched_numbers(question, haystack))
+    return missing
+
+
+def context_texts(context: FusedContext) -> list[str]:
+    """What the premise check reads: every piece (passage, verbalized fact) and, for each cited
+    chunk, its full text, document title and heading path."""
+    out = [piece.text for piece in context.pieces]
+    for chunk in context.sources.values():
+        if chunk is not None:
+            out += [chunk.text, chunk.title, chunk.heading_path]
+    return out
+
+
+# --- the check ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the evidence can hold the answer. ``reason`` says why not, for logs and ``--explain``:
+    "the evidence never mentions: norway" or "no sentence states a duration"."""
+
+    answerable: bool
+    asked: ValueKind | None = None
+    missing: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def check(question: str, evidence_texts: Sequence[str], sentences: Sequence[str]) -> Verdict:
+    """The premise check over ``evidence_texts`` (passages, their titles and heading paths, facts)
+    and the answer-type check over ``sentences`` (the candidate answer sentences)."""
+    asked = asked_value(question)
+    missing = missing_premises(question, evidence_texts)
+    if missing:
+        return Verdict(False, asked, tuple(missing), "the evidence never mentions: " + ", ".join(missing))
+    if asked is not None and not any(states_value(asked, s, question) for s in sentences):
+        return Verdict(False, asked, (), f"no sentence states a {asked}")
+    return Verdict(True, asked)

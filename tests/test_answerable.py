@@ -1,0 +1,115 @@
+"""The answerability check (spr/answerable.py): premises the evidence must mention, values the
+answer must state, and the abstentions it makes in the extractive and LLM answer paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from spr import answerable
+from spr.fuse import ContextPiece, FusedContext
+from spr.generate import ExtractiveGenerator, LexicalScorer
+from spr.records import ChunkRef, Evidence, is_abstention
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Within how many days must a manufacturer ship a security update?", "duration"),
+        ("How long can it take to answer, and can it take longer?", "duration"),
+        ("How often must the tests be run?", "duration"),
+        ("What is the maximum fine the Commission can impose on a gatekeeper?", "money"),
+        ("How much is the fee a provider pays to register a system?", "money"),
+        ("What percentage of the cost of a heat pump is subsidised?", "money"),  # a cost: money or a share
+        ("What share of its land area must a state designate for wind?", "percent"),
+        ("How big a cut in emissions is Germany obliged to make by 2030?", None),
+        ("By which year does Bulgaria intend to close the plants?", "time"),
+        ("When does the Cyber Resilience Act apply in general?", "time"),
+        ("By when must the plan be submitted?", "time"),
+        ("How many experts sit on the scientific panel?", "number"),
+        ("How much offshore wind capacity does Sweden aim for?", "number"),
+        ("Who is responsible for AI literacy?", None),
+        ("Must the board members take cybersecurity courses?", None),
+    ],
+)
+def test_asked_value(question, kind):
+    assert answerable.asked_value(question) == kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "sentence", "question", "expected"),
+    [
+        ("duration", "The provider shall notify within 72 hours of becoming aware of it.", "", True),
+        ("duration", "The controller shall reply within one month of receipt.", "", True),
+        ("duration", "The report shall be submitted without undue delay.", "", True),
+        ("duration", "The Commission shall adopt implementing acts under Article 45(2).", "", False),
+        ("money", "Administrative fines up to 10 000 000 EUR shall be imposed.", "", True),
+        ("money", "fines of up to 2 % of the total worldwide annual turnover", "", True),
+        ("money", "Member States shall lay down the rules on penalties (Regulation (EU) 2016/679).", "", False),
+        ("percent", "Renewables shall reach 30 % of gross final consumption.", "", True),
+        ("percent", "Renewables shall reach 30 per cent by 2030.", "", True),
+        ("percent", "Renewables shall reach a higher share by 2030.", "What share by 2030?", False),
+        ("time", "This Regulation shall apply from 2 August 2026.", "", True),
+        ("time", "The coal phase-out is planned by 2038.", "By which year is coal phased out?", True),
+        ("time", "The coal phase-out is planned by 2038.", "Is coal phased out by 2038, and when?", False),
+        ("number", "The panel shall consist of 60 independent experts.", "", True),
+        ("number", "The panel is set up under Article 68 and Annex III.", "", False),
+        ("number", "The target was set in 2019 for 2030.", "", False),  # years count for "when" only
+        ("number", "Each Member State shall designate two authorities.", "", True),
+    ],
+)
+def test_states_value(kind, sentence, question, expected):
+    assert answerable.states_value(kind, sentence, question) is expected
+
+
+def test_premise_names_skip_grammar_and_generic_words():
+    assert answerable.premise_names("Under the EU Data Act, what is the notice period?") == ["data"]
+    assert answerable.premise_names("Does DORA apply to insurers?") == ["dora"]  # an acronym first is a name
+    assert answerable.premise_names("Does a website need consent under the ePrivacy Directive?") == ["eprivacy"]
+    assert answerable.premise_names("How many heat pumps does Denmark's plan aim for?") == ["denmark"]
+
+
+def test_missing_premises_match_word_starts_and_numbers_in_any_form():
+    texts = ["Germany's climate plan sets 20 000 000 tonnes for 2030."]
+    assert answerable.missing_premises("What does the German plan set for 2030?", texts) == []
+    assert answerable.missing_premises("Does the plan set 20 million tonnes?", texts) == []
+    assert answerable.missing_premises("What does Austria set for 2040?", texts) == ["austria", "2040"]
+
+
+def test_check_reasons():
+    ok = answerable.check("By which year does Estonia stop oil shale power?", ["Estonia plans …"], ["Oil shale power ends in 2035."])
+    assert ok.answerable and ok.asked == "time"
+    missing = answerable.check("By which year does Norway stop coal?", ["Estonia plans …"], ["Coal ends in 2035."])
+    assert not missing.answerable and missing.missing == ("norway",)
+    assert missing.reason == "the evidence never mentions: norway"
+    untyped = answerable.check("How many days does it take?", ["The report …"], ["The report is sent promptly."])
+    assert not untyped.answerable and untyped.reason == "no sentence states a duration"
+
+
+def _context(*passages: tuple[str, str]) -> FusedContext:
+    """A context of passages (title, text) as the fusion packs them."""
+    pieces, sources = [], {}
+    for cid, (title, text) in enumerate(passages, start=1):
+        chunk = ChunkRef(f"urn:c{cid}", f"urn:d{cid}", title, 0, len(text), text)
+        evidence = Evidence(kind="chunk", text=text, score=1.0, source="vector", chunk=chunk)
+        pieces.append(ContextPiece(cid=cid, evidence=evidence, text=text, tokens=len(text.split())))
+        sources[cid] = chunk
+    return FusedContext(tuple(pieces), sources, sum(p.tokens for p in pieces), 1000)
+
+
+def test_extractive_answer_quotes_the_sentence_that_states_the_value():
+    context = _context(("Cyber Resilience Act", "Manufacturers shall report exploited vulnerabilities to the CSIRT. "
+                        "Manufacturers shall send an early warning within 24 hours of becoming aware of an exploited vulnerability."))
+    generator = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=1, check=True)
+    draft = generator.generate("Within how many hours must manufacturers report exploited vulnerabilities?", context)
+    assert not draft.abstained and "24 hours" in draft.text
+
+
+def test_extractive_answer_abstains_when_the_premise_is_missing_or_no_value_is_stated():
+    context = _context(("Cyber Resilience Act", "Manufacturers shall report exploited vulnerabilities to the CSIRT."))
+    generator = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=1, check=True)
+    no_value = generator.generate("Within how many hours must manufacturers report exploited vulnerabilities?", context)
+    assert is_abstention(no_value.text) and no_value.abstain_reason == "no sentence states a duration"
+    other_act = generator.generate("Must manufacturers report exploited vulnerabilities under MiCA?", context)
+    assert is_abstention(other_act.text) and other_act.abstain_reason == "the evidence never mentions: mica"
+    unchecked = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=1, check=False)
+    assert not unchecked.generate("Must manufacturers report exploited vulnerabilities under MiCA?", context).abstained
