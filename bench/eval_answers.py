@@ -74,7 +74,7 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         cites = citation_metrics(answer, checker)
         rows.append({
             "id": q.id, "question": q.question, "answerable": q.answerable, "reference": q.answers[:1],
-            "text": answer.text, "abstained": not pred, "draft": answer.draft, "unsupported": list(answer.unsupported),
+            "text": answer.text, "abstained": not pred, "abstain_reason": answer.abstain_reason, "draft": answer.draft, "unsupported": list(answer.unsupported),
             "token_recall": m.token_recall(pred, q.answers) if q.answerable and pred else (0.0 if q.answerable else None),
             "rougeL": (m.rouge(pred, q.answers) or {}).get("rougeL") if q.answerable and pred else (0.0 if q.answerable else None),
             **cites, "first_token_ms": first, "total_ms": total,
@@ -94,6 +94,9 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         "token_recall_answered": mean([r["token_recall"] for r in ans if not r["abstained"]]),
         "rougeL": mean([r["rougeL"] for r in ans]),
         "unsupported_sentences_dropped": sum(len(r["unsupported"]) for r in rows),
+        "declined_by_the_answerability_check": {
+            side: sum(bool(r["abstain_reason"]) for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
+        },
         "first_token_ms_p50": p50([r["first_token_ms"] for r in rows if r["first_token_ms"] is not None]),
         "total_ms_p50": p50([r["total_ms"] for r in rows]),
         "after_retrieval_ms_p50": p50([r["after_retrieval_ms"] for r in rows]),

@@ -214,6 +214,26 @@ def test_model_down_is_a_model_unavailable_error(kb_dir, monkeypatch):
     assert result.exit_code == 4 and result.output.count("\n") == 1 and result.output.startswith("error:")
 
 
+def test_an_llm_answer_the_evidence_cannot_hold_is_declined_without_a_model_call(kb_dir, monkeypatch):
+    """The answerability check runs before the model: with the endpoint down, a question about a
+    country no passage mentions still gets the abstention (and its reason), not a model error."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("POLICYKB_LLM__PROVIDER", "openai")
+    monkeypatch.setenv("POLICYKB_LLM__BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("POLICYKB_LLM__MODEL", "none")
+    monkeypatch.setenv("POLICYKB_LLM__RETRIES", "0")
+    from spr.qa import KnowledgeBase
+
+    with KnowledgeBase.open(kb_dir) as base:
+        answer = base.ask("Which plan does Atlantis publish for its solar parks?", answer="llm")
+    assert answer.abstained and answer.text == ABSTAIN and answer.usage.llm_calls == 0
+    assert answer.abstain_reason == "the evidence never mentions: atlantis"
+
+
 def test_llm_answer_makes_one_call_and_cites_or_abstains(kb_dir):
     """The embedded SmolLM2 end to end (the one test that runs the real generator)."""
     from core.config import load_config

@@ -111,3 +111,32 @@ def test_a_target_question_reads_the_quantified_target(retriever):
     assert [a.label for a in result.answers][:1] == ["12 GW"]
     (fact, *_) = result.triples
     assert "12 GW of installed solar capacity" in fact.subject_label and fact.predicate_label == "target amount"
+
+
+class _CountingLearned:
+    """A learned parser's fixed output that counts its decodes (each costs seconds on a CPU)."""
+
+    name = "lora"
+
+    def __init__(self, text: str):
+        self.text, self.calls = text, 0
+
+    def parse(self, question: str):
+        from spr.parsing.candidate import parse_outputs
+
+        self.calls += 1
+        return parse_outputs([self.text], [0.9])
+
+
+def test_a_learned_parser_decodes_only_when_no_policy_shape_answers(retriever, monkeypatch):
+    from spr.parsing.factory import ShapesFirst
+
+    model = _CountingLearned("(JOIN [ issues ] [ National Solar Plan ])")
+    monkeypatch.setattr(retriever, "parser", ShapesFirst(model))
+    shaped = retriever.retrieve("What is the 2030 target for installed solar capacity in Nordland?")
+    assert [a.label for a in shaped.answers][:1] == ["12 GW"] and model.calls == 0
+    assert shaped.parses and all(p.startswith("(JOIN (R [ target") for p in shaped.parses)
+    unshaped = retriever.retrieve("Who issued the National Solar Plan?")
+    assert model.calls == 1 and unshaped.parser == "lora"
+    assert [a.label for a in unshaped.answers] == ["Energy Bureau (National)"]
+    assert unshaped.timings_ms["parse"] <= unshaped.timings_ms["total"]

@@ -228,7 +228,8 @@ function renderAnswer(answer) {
   $("answer-text").replaceChildren(answerWithLinks(answer.text || "", ids));
   $("answer-text").classList.toggle("abstained", Boolean(answer.abstained));
   const total = answer.timings_ms?.total;
-  $("answer-meta").textContent = `${answer.kind} answer · mode ${answer.mode}` + (total ? ` · ${Math.round(total)} ms` : "");
+  $("answer-meta").textContent = `${answer.kind} answer · mode ${answer.mode}` + (total ? ` · ${Math.round(total)} ms` : "")
+    + (answer.abstain_reason ? ` · abstained: ${answer.abstain_reason}` : "");
 
   $("citations").replaceChildren(
     ...citations.map((c) =>

@@ -29,7 +29,7 @@ from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMat
 from spr.grounding.sexpr import to_text
 from spr.lexical import lexical_scores
 from spr.parsing.candidate import ParseCandidate, SemanticParser
-from spr.parsing.factory import load_parser
+from spr.parsing.factory import load_parser, parse_stages
 from spr.records import Fact
 from spr.verbalize import date_text, label_from_iri
 from store.base import RDFStore
@@ -113,14 +113,17 @@ class SemanticParsingRetriever:
         self.parser = parser or load_parser(c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens, c.shapes_first)
 
     def retrieve(self, question: str) -> SPRResult:
+        """Parse, ground, query: the first candidate whose query answers wins. The parser's
+        candidates come in stages (:func:`parse_stages`), so a learned parser decodes only when the
+        policy shapes found no answer."""
         started = time.perf_counter()
-        parses = self.parser.parse(question)
-        t_parse = time.perf_counter()
+        parses: list[ParseCandidate] = []  # every candidate decoded so far, in order
+        clock = {"parse": 0.0}
         ground_s = execute_s = 0.0
         tried = 0
         first: tuple[ParseCandidate, Grounding | None, CompiledQuery | None] | None = None
         considered: list[Grounding] = []
-        for candidate in parses:
+        for candidate in self._candidates(question, parses, clock):
             if tried >= self.config.max_variants:
                 break
             t0 = time.perf_counter()
@@ -142,7 +145,7 @@ class SemanticParsingRetriever:
                 if answered:
                     result = self._result(question, parses, candidate, variant, compiled, rows, tried)
                     execute_s += time.perf_counter() - t0
-                    return _timed(result, started, t_parse, ground_s, execute_s)
+                    return _timed(result, started, clock["parse"], ground_s, execute_s)
                 execute_s += time.perf_counter() - t0
         note = "the parser did not understand the question" if not parses else (
             "no entity or relation could be grounded" if not considered else f"all {tried} grounded queries were empty"
@@ -156,7 +159,20 @@ class SemanticParsingRetriever:
             relations=tuple(dict.fromkeys(r for g in considered for r in g.relations)),
             variants_tried=tried, weights_used=self.linker.has_weights, note=note,
         )
-        return _timed(empty, started, t_parse, ground_s, execute_s)
+        return _timed(empty, started, clock["parse"], ground_s, execute_s)
+
+    def _candidates(self, question: str, parses: list[ParseCandidate], clock: dict[str, float]):
+        """The parser's candidates one by one, decoding a stage only when the walk reaches it;
+        each stage is appended to ``parses`` and its decoding time added to ``clock["parse"]``."""
+        stages = parse_stages(self.parser, question)
+        while True:
+            t0 = time.perf_counter()
+            stage = next(stages, None)
+            clock["parse"] += time.perf_counter() - t0
+            if stage is None:
+                return
+            parses.extend(stage)
+            yield from stage
 
     # --- results ------------------------------------------------------------------------------
     def _result(self, question, parses, candidate, variant, compiled, rows, tried) -> SPRResult:
@@ -264,12 +280,12 @@ def _answer(term, names: Mapping[str, str]) -> AnswerValue:
     return AnswerValue(term.value, names.get(term.value, label_from_iri(term.value)))
 
 
-def _timed(result: SPRResult, started: float, t_parse: float, ground_s: float, execute_s: float) -> SPRResult:
+def _timed(result: SPRResult, started: float, parse_s: float, ground_s: float, execute_s: float) -> SPRResult:
     from dataclasses import replace
 
     total = time.perf_counter() - started
     timings = {
-        "parse": round((t_parse - started) * 1000, 1),
+        "parse": round(parse_s * 1000, 1),
         "ground": round(ground_s * 1000, 1),
         "execute": round(execute_s * 1000, 1),
         "total": round(total * 1000, 1),
