@@ -35,7 +35,6 @@ from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
 from spr import answerable  # noqa: E402
-from spr.answerable import context_texts  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
@@ -80,11 +79,12 @@ def records(kb: KnowledgeBase, dataset, mode: str, k: int, probe: int = 0) -> li
                 "fact": cand.is_fact,
                 "recall": m.token_recall(cand.text, q.answers) if q.answerable else None,
                 "text": cand.text,
+                "cid": cand.cid,
             }
             for cand, c, w in zip(pool, cos, lex)
         ]
         row = {"id": q.id, "question": q.question, "answerable": q.answerable, "sentences": sentences,
-               "evidence": context_texts(context), "retrieve_ms": retrieved_ms, "score_ms": score_ms}
+               "passages": {cid: list(p.texts) for cid, p in answerable.passages(context, {}).items()}, "retrieve_ms": retrieved_ms, "score_ms": score_ms}
         if n < probe and pool:
             t2 = time.perf_counter()
             prompt = PROBE.format(question=q.question, text=probe_text(pool, cos, lex))
@@ -174,10 +174,14 @@ def checked(rows: list[dict], min_score: float) -> dict:
     for name, use_check in (("score only", False), ("score + check", True)):
         fa = ua = n_ans = n_una = 0
         for row in rows:
-            kept = [s["text"] for s in row["sentences"] if RULES["hybrid"](s) >= min_score]
+            kept = [s for s in row["sentences"] if RULES["hybrid"](s) >= min_score]
             abstain = not kept
             if not abstain and use_check:
-                verdict = answerable.check(row["question"], row["evidence"], kept)
+                found = [
+                    answerable.Passage(tuple(texts), tuple(s["text"] for s in kept if str(s["cid"]) == str(cid)))
+                    for cid, texts in row["passages"].items()
+                ]
+                verdict = answerable.check(row["question"], found)
                 abstain = not verdict.answerable
                 if abstain:
                     key = "premise" if verdict.missing else f"no {verdict.asked}"

@@ -18,7 +18,7 @@ Pure functions over strings; :func:`check` is what the answer paths call.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -128,6 +128,8 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
     False
     """
     plain = _plain(sentence).lower()
+    if kind == "duration" and re.search(r"\bhow many years\b", question.lower()) and states_value("time", sentence, question):
+        return True  # "by how many years?" is answered by the years of two events as well
     if kind == "number":
         known = numbers(question)
         values = numbers(plain) - known
@@ -157,6 +159,18 @@ _GENERIC = frozenset(
 )
 _NAME = re.compile(r"(?<![\w'’])([A-Z][\w’'-]*|[a-z]+[A-Z][\w’'-]*)")
 _POSSESSIVE = re.compile(r"[’']s?$")
+_PLURAL_ACRONYM = re.compile(r"^([A-Z]{2,}\d*)s$")  # "NECPs" names the NECP
+# Adjectives of countries in questions name the country the text spells out ("French law" is
+# found in "France's plan"): an adjective also matches its country's name.
+_COUNTRY_OF = {
+    "austrian": "austria", "belgian": "belgium", "british": "united kingdom", "bulgarian": "bulgaria",
+    "croatian": "croatia", "cypriot": "cyprus", "czech": "czech", "danish": "denmark", "dutch": "netherlands",
+    "english": "england", "estonian": "estonia", "finnish": "finland", "french": "france", "german": "germany",
+    "greek": "greece", "hungarian": "hungary", "irish": "ireland", "italian": "italy", "latvian": "latvia",
+    "lithuanian": "lithuania", "luxembourgish": "luxembourg", "maltese": "malta", "norwegian": "norway",
+    "polish": "poland", "portuguese": "portugal", "romanian": "romania", "slovak": "slovak",
+    "slovenian": "sloven", "spanish": "spain", "swedish": "sweden", "swiss": "switzerland",
+}
 
 
 def premise_names(question: str) -> list[str]:
@@ -173,7 +187,8 @@ def premise_names(question: str) -> list[str]:
     start = first.end() if first else 0
     out: list[str] = []
     for match in _NAME.finditer(text):
-        word = _POSSESSIVE.sub("", match.group(1)).strip("-").lower()
+        word = _POSSESSIVE.sub("", match.group(1)).strip("-")
+        word = _PLURAL_ACRONYM.sub(r"\1", word).lower()
         if match.start() < start and not re.search(r"[a-z][A-Z]|[A-Z]{2}", match.group(1)):
             continue  # the question's first word is capitalized by grammar, unless it is an acronym
         if len(word) < 2 or word in _GENERIC or word in out:
@@ -184,47 +199,83 @@ def premise_names(question: str) -> list[str]:
 
 def missing_premises(question: str, texts: Iterable[str]) -> list[str]:
     """The question's names and numbers that none of ``texts`` mentions. A name matches a word
-    that starts with it ("German" matches "Germany's"); a number matches in any written form
-    (:func:`spr.verify.numbers`).
+    that starts with it ("German" matches "Germany's"; a country's adjective also its name); a
+    number matches in any written form (:func:`spr.verify.numbers`).
 
     >>> missing_premises("What does Norway's plan aim for by 2040?", ["Sweden aims for 2040 …"])
     ['norway']
     """
     haystack = " ".join(" ".join(t.split()) for t in texts).lower()
-    missing = [name for name in premise_names(question) if not re.search(rf"(?<!\w){re.escape(name)}", haystack)]
+
+    def mentioned(name: str) -> bool:
+        forms = [name] + ([_COUNTRY_OF[name]] if name in _COUNTRY_OF else [])
+        return any(re.search(rf"(?<!\w){re.escape(form)}", haystack) for form in forms)
+
+    missing = [name for name in premise_names(question) if not mentioned(name)]
     missing += sorted(unmatched_numbers(question, haystack))
     return missing
 
 
-def context_texts(context: FusedContext) -> list[str]:
-    """What the premise check reads: every piece (passage, verbalized fact) and, for each cited
-    chunk, its full text, document title and heading path."""
-    out = [piece.text for piece in context.pieces]
-    for chunk in context.sources.values():
-        if chunk is not None:
-            out += [chunk.text, chunk.title, chunk.heading_path]
-    return out
+def off_topic(question: str, texts: Iterable[str]) -> bool:
+    """Whether ``texts`` miss most of the names ``question`` states (more than half), or a number
+    it states. A comparison ("Germany or Greece?") may find one side in a passage; a passage about
+    another country, act or year misses what the question is about."""
+    missing = missing_premises(question, texts)
+    names = premise_names(question)
+    missing_names = [m for m in missing if m in names]
+    return 2 * len(missing_names) > len(names) or len(missing) > len(missing_names)
 
 
 # --- the check ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Passage:
+    """A retrieved passage as the checks read it: ``texts`` (its text, document title and heading
+    path; for a fact its verbalization and source chunk) and the ``sentences`` an answer may quote
+    from it."""
+
+    texts: tuple[str, ...]
+    sentences: tuple[str, ...]
+
+
+def passages(context: FusedContext, sentences: Mapping[int, Sequence[str]]) -> dict[int, Passage]:
+    """The context's pieces by citation id, each with the given candidate sentences (citation id
+    → sentences)."""
+    texts: dict[int, list[str]] = {}
+    for piece in context.pieces:
+        texts.setdefault(piece.cid, []).append(piece.text)
+    for cid, chunk in context.sources.items():
+        if chunk is not None:
+            texts.setdefault(cid, []).extend([chunk.text, chunk.title, chunk.heading_path])
+    return {cid: Passage(tuple(t), tuple(sentences.get(cid, ()))) for cid, t in texts.items()}
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Whether the evidence can hold the answer. ``reason`` says why not, for logs and ``--explain``:
-    "the evidence never mentions: norway" or "no sentence states a duration"."""
+    "the evidence never mentions: norway" or "no sentence states a duration". ``answers``: the
+    sentences that state the asked value in a passage about the question's subject, best first."""
 
     answerable: bool
     asked: ValueKind | None = None
     missing: tuple[str, ...] = ()
     reason: str = ""
+    answers: tuple[str, ...] = ()
 
 
-def check(question: str, evidence_texts: Sequence[str], sentences: Sequence[str]) -> Verdict:
-    """The premise check over ``evidence_texts`` (passages, their titles and heading paths, facts)
-    and the answer-type check over ``sentences`` (the candidate answer sentences)."""
+def check(question: str, found: Sequence[Passage]) -> Verdict:
+    """The premise check over every passage, then (for a question asking for a value) the answer
+    type over each passage's sentences, counting only passages about what the question names
+    (a Romanian target does not answer a question about Croatia)."""
     asked = asked_value(question)
-    missing = missing_premises(question, evidence_texts)
-    if missing:
-        return Verdict(False, asked, tuple(missing), "the evidence never mentions: " + ", ".join(missing))
-    if asked is not None and not any(states_value(asked, s, question) for s in sentences):
+    everything = [t for p in found for t in p.texts]
+    if off_topic(question, everything):
+        missing = tuple(missing_premises(question, everything))
+        return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
+    if asked is None:
+        return Verdict(True, asked)
+    answers = tuple(
+        s for p in found if not off_topic(question, p.texts) for s in p.sentences if states_value(asked, s, question)
+    )
+    if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")
-    return Verdict(True, asked)
+    return Verdict(True, asked, answers=answers)

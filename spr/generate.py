@@ -136,10 +136,15 @@ def candidates(context: FusedContext) -> list[Candidate]:
 
 
 def check_answerable(question: str, context: FusedContext, pool: Sequence[Candidate] | None = None) -> answerable.Verdict:
-    """:func:`spr.answerable.check` over the context: its passages for the premise, ``pool`` (default:
-    every candidate sentence) for the answer type."""
+    """:func:`spr.answerable.check` over the context, with ``pool`` (default: every candidate
+    sentence) as the sentences an answer may quote; the verdict's answers keep ``pool``'s order."""
     pool = candidates(context) if pool is None else pool
-    return answerable.check(question, answerable.context_texts(context), [c.text for c in pool])
+    by_cid: dict[int, list[str]] = {}
+    for cand in pool:
+        by_cid.setdefault(cand.cid, []).append(cand.text)
+    verdict = answerable.check(question, list(answerable.passages(context, by_cid).values()))
+    order = {c.text: i for i, c in reversed(list(enumerate(pool)))}
+    return replace(verdict, answers=tuple(sorted(verdict.answers, key=lambda text: order[text])))
 
 
 @dataclass
@@ -163,9 +168,9 @@ class ExtractiveGenerator:
             verdict = check_answerable(question, context, [pool[i] for _, i in ranked])
             if not verdict.answerable:
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=verdict.reason)
-            if verdict.asked is not None:
-                # the best sentence stating the asked kind of value goes first: it is the answer
-                typed = next(pair for pair in ranked if answerable.states_value(verdict.asked, pool[pair[1]].text, question))
+            if verdict.answers:
+                # the best sentence stating the asked value (in a passage on the subject) goes first
+                typed = next(pair for pair in ranked if pool[pair[1]].text == verdict.answers[0])
                 ranked = [typed] + [pair for pair in ranked if pair != typed]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}

@@ -76,13 +76,26 @@ def test_missing_premises_match_word_starts_and_numbers_in_any_form():
 
 
 def test_check_reasons():
-    ok = answerable.check("By which year does Estonia stop oil shale power?", ["Estonia plans …"], ["Oil shale power ends in 2035."])
-    assert ok.answerable and ok.asked == "time"
-    missing = answerable.check("By which year does Norway stop coal?", ["Estonia plans …"], ["Coal ends in 2035."])
+    estonia = answerable.Passage(("Estonia plans …", "Estonia's NECP"), ("Oil shale power ends in 2035.",))
+    ok = answerable.check("By which year does Estonia stop oil shale power?", [estonia])
+    assert ok.answerable and ok.asked == "time" and ok.answers == ("Oil shale power ends in 2035.",)
+    missing = answerable.check("By which year does Norway stop coal?", [estonia])
     assert not missing.answerable and missing.missing == ("norway",)
     assert missing.reason == "the evidence never mentions: norway"
-    untyped = answerable.check("How many days does it take?", ["The report …"], ["The report is sent promptly."])
+    report = answerable.Passage(("The report …",), ("The report is sent promptly.",))
+    untyped = answerable.check("How many days does it take?", [report])
     assert not untyped.answerable and untyped.reason == "no sentence states a duration"
+
+
+def test_a_value_counts_only_in_a_passage_about_the_question_subject():
+    romania = answerable.Passage(("Romania could use hydrogen …", "Romania_NECP"), ("Romania could produce 3 TWh of hydrogen.",))
+    croatia = answerable.Passage(("Croatia's plan on hydrogen …", "Croatia_NECP"), ("Hydrogen matters.",))
+    verdict = answerable.check("How much renewable hydrogen does Croatia's plan aim to produce?", [romania, croatia])
+    assert not verdict.answerable and verdict.reason == "no sentence states a number"
+    # a comparison names two subjects; a passage about either may state the value
+    greece = answerable.Passage(("Greek lignite …", "Greece_NECP"), ("Lignite plants close by 2028.",))
+    both = answerable.check("Which closes lignite plants first, Germany or Greece, and in what year?", [greece])
+    assert both.answerable and both.answers == ("Lignite plants close by 2028.",)
 
 
 def _context(*passages: tuple[str, str]) -> FusedContext:
