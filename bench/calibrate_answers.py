@@ -167,18 +167,21 @@ def auc(rows: list[dict], key: str = "best") -> float | None:
 
 def checked(rows: list[dict], min_score: float) -> dict:
     """The default abstention (no sentence at ``min_score``) with and without the answerability
-    check (:mod:`spr.answerable`) over the sentences at or above it: false abstention, abstention
-    on unanswerable questions, and how often each of the check's reasons decided."""
+    check (:mod:`spr.answerable`): false abstention, the false abstentions on questions whose
+    evidence held the answer (a sentence with token recall ≥ 0.5 against the reference; the others
+    could only quote a neighbour), abstention on unanswerable questions, and how often each of the
+    check's reasons decided."""
     out: dict = {}
     reasons: dict[str, dict[str, int]] = {}
     for name, use_check in (("score only", False), ("score + check", True)):
-        fa = ua = n_ans = n_una = 0
+        fa = ua = n_ans = n_una = fa_held = n_held = 0
         for row in rows:
+            held = row["answerable"] and max((s["recall"] or 0.0 for s in row["sentences"]), default=0.0) >= 0.5
             kept = [s for s in row["sentences"] if RULES["hybrid"](s) >= min_score]
             abstain = not kept
             if not abstain and use_check:
-                found = [
-                    answerable.Passage(tuple(texts), tuple(s["text"] for s in kept if str(s["cid"]) == str(cid)))
+                found = [  # as ExtractiveGenerator: the value may be in any sentence of a passage
+                    answerable.Passage(tuple(texts), tuple(s["text"] for s in row["sentences"] if str(s["cid"]) == str(cid)))
                     for cid, texts in row["passages"].items()
                 ]
                 verdict = answerable.check(row["question"], found)
@@ -190,11 +193,14 @@ def checked(rows: list[dict], min_score: float) -> dict:
             if row["answerable"]:
                 n_ans += 1
                 fa += abstain
+                n_held += held
+                fa_held += held and abstain
             else:
                 n_una += 1
                 ua += abstain
         out[name] = {
             "false_abstention": round(fa / n_ans, 3) if n_ans else None,
+            "false_abstention_evidence_held": f"{fa_held}/{n_held}",
             "abstain_unanswerable": round(ua / n_una, 3) if n_una else None,
         }
     out["check abstained, by reason"] = reasons

@@ -76,10 +76,13 @@ _QUANTITY = rf"(?:\d+(?:[ \u00a0\u202f.,]\d+)*|{_NUMBER_WORD}(?:[ -]{_NUMBER_WOR
 # "Annex III", list numbering "2." at a sentence's start.
 _REFERENCE = re.compile(
     r"\b(?:articles?|art\.|paragraphs?|points?|subparagraphs?|annex(?:es)?|chapters?|sections?|titles?|recitals?|"
-    r"parts?|§+)\s*[\dIVXLC]+[a-z]?(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?(?:\s*\(\w{1,4}\))*)*"
-    r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s",
+    r"parts?|tables?|figures?|tab\.|fig\.|§+)\s*[\dIVXLC]+(?:\.\d+)*[a-z]?\b(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?\b(?:\s*\(\w{1,4}\))*)*"
+    r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s"
+    r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$",  # section numbers "2.1.2.3"; a page number "… | 37"
     re.IGNORECASE,
 )
+# A footnote or page number before a sentence of extracted text: "38 In June 2018 …", "15 Source: …".
+_LEADING_NUMBER = re.compile(r"^\s*\d{1,3}\s+(?=[A-Z(])")
 _YEAR = re.compile(r"\b(?:1[89]|20)\d\d(?:s)?\b")
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _STATES: dict[ValueKind, re.Pattern[str]] = {
@@ -102,6 +105,17 @@ _STATES: dict[ValueKind, re.Pattern[str]] = {
     ),
 }
 _DIGITS = re.compile(r"\d")
+_FURNITURE = re.compile(r"\|\s*\d{1,4}\s*$")  # "… plan for the period 2021-2030 | 45"
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+MIN_WORDS = 4  # fewer words than this ("2.2.", "Article 5") is a heading or a fragment
+_ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th)\b")
+_UNIT = r"(?:[kMGTP]?W[hp]?(?:e|el|th)?|[kMG]?toe|[kMG]?t(?:CO2\w*)?|Mt\w*|kt\w*|[PTG]J|bcm|m3|m²|km|ha|EUR|€)"
+_AMOUNT = r"(\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?)\s?(?:(?:million|thousand|billion|mio\.?|bn)\s)?"
+_COUNTED = re.compile(rf"(?<![\w.,]){_AMOUNT}(?:[a-z][a-z-]+|{_UNIT})\b")  # a lowercase noun or a unit follows
+_MEASURED = re.compile(
+    rf"(?<![\w.,]){_AMOUNT}(?:(?:[a-z][a-z-]+|{_UNIT})\b|%|per ?cent\b)"
+    rf"|\b(?:than|at least|at most|up to|exceeding|above|below)\s+{_AMOUNT}"  # "greater than 10^25"
+)
 # Counts in words; not "one" or "third", which legal text uses for other things ("one or more",
 # "third countries").
 _COUNT_WORD = re.compile(
@@ -111,7 +125,7 @@ _COUNT_WORD = re.compile(
 
 
 def _plain(text: str) -> str:
-    return _REFERENCE.sub(" ", " ".join(text.split()))
+    return _REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", " ".join(text.split())))
 
 
 def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
@@ -127,14 +141,18 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
     >>> states_value("time", "Member States shall apply the measures from 2030.", "What applies in 2030?")
     False
     """
+    if _FURNITURE.search(sentence) or len(_WORDS.findall(sentence)) < MIN_WORDS:
+        return False  # a running header, a page number, a heading: no statement
     plain = _plain(sentence).lower()
     if kind == "duration" and re.search(r"\bhow many years\b", question.lower()) and states_value("time", sentence, question):
         return True  # "by how many years?" is answered by the years of two events as well
     if kind == "number":
-        known = numbers(question)
-        values = numbers(plain) - known
-        values = {v for v in values if not _YEAR.fullmatch(v)}  # a year answers "when", not "how many"
-        if values:
+        # An amount is a number of something: "10 stations", "5 GW", "600 000 charging points"
+        # ("how much" also "70 %"); a bare number in extracted text is mostly a page or a note.
+        cased = _ORDINAL.sub(" ", _plain(sentence))
+        counted = _COUNTED if re.search(r"\bhow many\b", question.lower()) else _MEASURED
+        values = {v for m in counted.finditer(cased) for v in numbers(m.group(1) or m.group(2) or "")} - numbers(question)
+        if {v for v in values if not _YEAR.fullmatch(v)}:  # a year answers "when", not "how many"
             return True
         return _COUNT_WORD.search(plain) is not None
     pattern = _STATES[kind]
@@ -226,6 +244,14 @@ def off_topic(question: str, texts: Iterable[str]) -> bool:
     return 2 * len(missing_names) > len(names) or len(missing) > len(missing_names)
 
 
+def about(names: Sequence[str], question: str, texts: Iterable[str]) -> bool:
+    """Whether a passage is about what the question names: it mentions at least half of ``names``
+    (the question's names that the evidence mentions somewhere). A passage on Spain may answer
+    "Spain's or Portugal's?"; a passage on Romania does not answer a question about Croatia."""
+    missing = set(missing_premises(question, texts))
+    return 2 * sum(name in missing for name in names) <= len(names)
+
+
 # --- the check ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Passage:
@@ -273,8 +299,9 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
     if asked is None:
         return Verdict(True, asked)
+    known = [name for name in premise_names(question) if name not in missing_premises(question, everything)]
     answers = tuple(
-        s for p in found if not off_topic(question, p.texts) for s in p.sentences if states_value(asked, s, question)
+        s for p in found if about(known, question, p.texts) for s in p.sentences if states_value(asked, s, question)
     )
     if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")

@@ -165,13 +165,16 @@ class ExtractiveGenerator:
         )
         best = round(max(scores), 4) if scores else None
         if self.check and ranked:
-            verdict = check_answerable(question, context, [pool[i] for _, i in ranked])
+            # Every sentence of the passages may state the asked value: one scoring under the
+            # threshold often does (a long provision whose other words the question lacks).
+            by_score = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
+            verdict = check_answerable(question, context, [pool[i] for i in by_score])
             if not verdict.answerable:
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=verdict.reason)
             if verdict.answers:
                 # the best sentence stating the asked value (in a passage on the subject) goes first
-                typed = next(pair for pair in ranked if pool[pair[1]].text == verdict.answers[0])
-                ranked = [typed] + [pair for pair in ranked if pair != typed]
+                typed = next(i for i in by_score if pool[i].text == verdict.answers[0])
+                ranked = [(scores[typed], typed)] + [pair for pair in ranked if pair[1] != typed]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
