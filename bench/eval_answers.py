@@ -112,6 +112,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--embed", default=Config().embed.model)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -119,6 +120,7 @@ def main() -> int:
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed}),
         "llm": config.llm.model_copy(update={"cache": False}),  # every LLM answer a real call
+        "answer": config.answer.model_copy(update={"check_answerable": not args.no_check}),
     })
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
     print(note, flush=True)

@@ -78,7 +78,8 @@ _REFERENCE = re.compile(
     r"\b(?:articles?|art\.|paragraphs?|points?|subparagraphs?|annex(?:es)?|chapters?|sections?|titles?|recitals?|"
     r"parts?|tables?|figures?|tab\.|fig\.|§+)\s*[\dIVXLC]+(?:\.\d+)*[a-z]?\b(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?\b(?:\s*\(\w{1,4}\))*)*"
     r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s"
-    r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$",  # section numbers "2.1.2.3"; a page number "… | 37"
+    r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$"  # section numbers "2.1.2.3"; a page number "… | 37"
+    r"|\bOJ [CL]\s?\d+\s?[A-Z]?,\s*\d{1,2}\.\d{1,2}\.\d{4},\s*p\.\s*\d+",  # "OJ C 233, 16.6.2022, p. 22"
     re.IGNORECASE,
 )
 # A footnote or page number before a sentence of extracted text: "38 In June 2018 …", "15 Source: …".

@@ -126,3 +126,27 @@ def test_extractive_answer_abstains_when_the_premise_is_missing_or_no_value_is_s
     assert is_abstention(other_act.text) and other_act.abstain_reason == "the evidence never mentions: mica"
     unchecked = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=1, check=False)
     assert not unchecked.generate("Must manufacturers report exploited vulnerabilities under MiCA?", context).abstained
+
+
+@pytest.mark.parametrize(
+    ("kind", "sentence"),
+    [
+        ("time", "BEK ( 1 ) OJ C 233, 16.6.2022, p. 22 ."),  # an Official Journal reference
+        ("time", "and climate plan for the period 2021-2030 | 45"),  # a running header with its page
+        ("number", "38 In June 2018 the Parliament agreed on a policy framework."),  # a footnote mark
+        ("number", "Luxembourg aims, as set out in Section 2.1.1, for lower demand."),  # a section number
+        ("number", "Source: the 4th National Energy Efficiency Action Plan."),  # an ordinal
+        ("number", "2.2."),  # a heading
+        ("duration", "Staff shall ensure the participation of providers in the tests for 3 years."),
+    ],
+)
+def test_extracted_text_furniture_states_no_value(kind, sentence):
+    expected = kind == "duration"  # "participation" is not "part" + a roman numeral
+    assert answerable.states_value(kind, sentence, "") is expected
+
+
+def test_a_count_needs_a_noun_or_unit_after_the_number():
+    assert answerable.states_value("number", "It expects 20 stations by 2030.", "How many stations by 2030?")
+    assert not answerable.states_value("number", "Efficiency improves by 39.5% by 2030.", "How many jobs by 2030?")
+    assert answerable.states_value("number", "Emissions fall by 70 % by 2030.", "How much do emissions fall by 2030?")
+    assert answerable.states_value("number", "It is presumed when compute is greater than 10 25 .", "How much compute?")
