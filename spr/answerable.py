@@ -101,7 +101,8 @@ _STATES: dict[ValueKind, re.Pattern[str]] = {
         r"(?:one|three)[ -]quarters?|a (?:third|quarter|fifth|tenth))\b"
     ),
     "time": re.compile(
-        rf"\b(?:1[89]|20)\d\d(?:s)?\b|\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\b|\b{_MONTH} \d{{1,2}}\b|\b\d{{1,2}}(?:st|th|nd|rd) century\b"
+        rf"\b(?:1\d|20)\d\d(?:s)?\b|\b\d{{3}}0s\b|\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\b|\b{_MONTH} \d{{1,2}}\b"
+        rf"|\b\d{{1,2}}(?:st|th|nd|rd) century\b"  # also historical years: "1066", "the 1050s"
         rf"|\b{_QUANTITY}[ -](?:hours?|days?|weeks?|months?|years?)\b"
     ),
 }
@@ -227,7 +228,9 @@ def missing_premises(question: str, texts: Iterable[str]) -> list[str]:
     haystack = " ".join(" ".join(t.split()) for t in texts).lower()
 
     def mentioned(name: str) -> bool:
-        forms = [name] + ([_COUNTRY_OF[name]] if name in _COUNTRY_OF else [])
+        # A long name also matches without its last two letters: inflections and typos
+        # ("Raouliii" for "Raoulii"), at the price of rare look-alikes.
+        forms = [name[:-2] if len(name) >= 6 else name] + ([_COUNTRY_OF[name]] if name in _COUNTRY_OF else [])
         return any(re.search(rf"(?<!\w){re.escape(form)}", haystack) for form in forms)
 
     missing = [name for name in premise_names(question) if not mentioned(name)]
