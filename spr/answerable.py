@@ -113,16 +113,21 @@ MIN_WORDS = 4  # fewer words than this ("2.2.", "Article 5") is a heading or a f
 _ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th)\b")
 _UNIT = r"(?:[kMGTP]?W[hp]?(?:e|el|th)?|[kMG]?toe|[kMG]?t(?:CO2\w*)?|Mt\w*|kt\w*|[PTG]J|bcm|m3|m²|km|ha|EUR|€)"
 _AMOUNT = r"(\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?)\s?(?:(?:million|thousand|billion|mio\.?|bn)\s)?"
-_COUNTED = re.compile(rf"(?<![\w.,]){_AMOUNT}(?:[a-z][a-z-]+|{_UNIT})\b")  # a lowercase noun or a unit follows
+# A count is a number with the noun it counts ("20 stations"): not a number of money ("EUR 300
+# million from …", "300 euros") or one followed by a function word ("2025 and 2029").
+_NOT_COUNTED = r"(?:from|to|in|of|by|and|or|for|per|between|the|a|an|at|on|with|than|is|are|was|were|euros?|eur|cents?)\b"
+_COUNTED = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})[a-z][a-z-]+\b")
+_COUNTED_UNITS = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})(?:[a-z][a-z-]+|{_UNIT})\b")
+# "How many gigawatts …" counts in a unit; "how many plants" is not answered by "2 GW".
+_ASKS_UNIT = re.compile(r"watt|tonnes?\b|\btons?\b|joule|metres?\b|meters?\b|hectares?|litres?|barrels?|cubic|\btoe\b")
 _MEASURED = re.compile(
     rf"(?<![\w.,]){_AMOUNT}(?:(?:[a-z][a-z-]+|{_UNIT})\b|%|per ?cent\b)"
     rf"|\b(?:than|at least|at most|up to|exceeding|above|below)\s+{_AMOUNT}"  # "greater than 10^25"
 )
 # Counts in words; not "one" or "third", which legal text uses for other things ("one or more",
-# "third countries").
+# "third countries"), nor "million", which scales a figure (counted above when it counts).
 _COUNT_WORD = re.compile(
-    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|"
-    r"thousand|million|billion|dozen)\b"
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|dozen)\b"
 )
 
 
@@ -152,7 +157,8 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
         # An amount is a number of something: "10 stations", "5 GW", "600 000 charging points"
         # ("how much" also "70 %"); a bare number in extracted text is mostly a page or a note.
         cased = _ORDINAL.sub(" ", _plain(sentence))
-        counted = _COUNTED if re.search(r"\bhow many\b", question.lower()) else _MEASURED
+        asked = question.lower()
+        counted = (_COUNTED_UNITS if _ASKS_UNIT.search(asked) else _COUNTED) if re.search(r"\bhow many\b", asked) else _MEASURED
         values = {v for m in counted.finditer(cased) for v in numbers(m.group(1) or m.group(2) or "")} - numbers(question)
         if {v for v in values if not _YEAR.fullmatch(v)}:  # a year answers "when", not "how many"
             return True

@@ -150,3 +150,16 @@ def test_a_count_needs_a_noun_or_unit_after_the_number():
     assert not answerable.states_value("number", "Efficiency improves by 39.5% by 2030.", "How many jobs by 2030?")
     assert answerable.states_value("number", "Emissions fall by 70 % by 2030.", "How much do emissions fall by 2030?")
     assert answerable.states_value("number", "It is presumed when compute is greater than 10 25 .", "How much compute?")
+
+
+def test_money_and_ranges_are_not_counts():
+    question = "How many nuclear power plants does Nordland operate?"
+    assert not answerable.states_value("number", "The state gives EUR 300 million from the fund between 2025 and 2029.", question)
+    assert not answerable.states_value("number", "It costs 300 euros per plant.", question)
+    assert answerable.states_value("number", "Nordland operates 3 nuclear power plants.", question)
+
+
+def test_a_count_in_units_is_asked_for_by_naming_the_unit():
+    sentence = "The strategy sets a goal of 2 GW of electrolyser capacity by 2030."
+    assert not answerable.states_value("number", sentence, "How many nuclear power plants does Nordland operate?")
+    assert answerable.states_value("number", sentence, "How many gigawatts of electrolysers does Nordland plan?")

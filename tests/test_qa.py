@@ -187,6 +187,10 @@ def test_cli_json_and_explain(kb_dir):
     explain = cli_run("--kb", str(kb_dir), "ask", "What did the National Energy Bureau establish?", "--explain")
     for part in ("Parse:", "Linked entities", "SPARQL:", "Triples (", "Chunks (", "Timings:"):
         assert part in explain.output
+    declined = cli_run("--kb", str(kb_dir), "ask", "How many nuclear power plants does Nordland operate?", "--explain")
+    assert "Abstained:    no sentence states a number" in declined.output
+    data = json.loads(cli_run("ask", "How many nuclear power plants does Nordland operate?", "--json", "--kb", str(kb_dir)).output)
+    assert data["abstained"] and data["abstain_reason"] == "no sentence states a number"
 
 
 def test_cli_errors_are_one_line(kb_dir, tmp_path):
