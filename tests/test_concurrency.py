@@ -108,8 +108,9 @@ def answering(tmp_path_factory):
     from store.open import open_store
 
     kb = build_sample_kb(tmp_path_factory.mktemp("concurrency") / "kb")
+    # check_answerable off: every question must reach the model, whose usage these tests account
     (kb / "policykb.toml").write_text(
-        '[answer]\nmode = "naive-kg"\nanswer_tokens = 16\ncontext_tokens = 160\n', encoding="utf-8"
+        '[answer]\nmode = "naive-kg"\nanswer_tokens = 16\ncontext_tokens = 160\ncheck_answerable = false\n', encoding="utf-8"
     )
     config = load_config(kb_dir=kb)  # the test models (conftest.py)
     store = open_store(config.store, KBLayout(kb), config.kb.base_iri)
