@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from spr.fuse import FusedContext
@@ -244,11 +244,10 @@ def missing_premises(question: str, texts: Iterable[str]) -> list[str]:
     return missing
 
 
-def off_topic(question: str, texts: Iterable[str]) -> bool:
-    """Whether ``texts`` miss most of the names ``question`` states (more than half), or a number
-    it states. A comparison ("Germany or Greece?") may find one side in a passage; a passage about
-    another country, act or year misses what the question is about."""
-    missing = missing_premises(question, texts)
+def off_topic(question: str, missing: Sequence[str]) -> bool:
+    """Whether evidence missing ``missing`` (:func:`missing_premises`) misses most of the names
+    ``question`` states (more than half), or a number it states. A comparison ("Germany or
+    Greece?") may find one side; evidence about another country, act or year misses the subject."""
     names = premise_names(question)
     missing_names = [m for m in missing if m in names]
     return 2 * len(missing_names) > len(names) or len(missing) > len(missing_names)
@@ -271,6 +270,17 @@ class Passage:
 
     texts: tuple[str, ...]
     sentences: tuple[str, ...]
+
+
+def check_context(question: str, context: FusedContext, sentences: Sequence[tuple[int, str]]) -> Verdict:
+    """:func:`check` over a fused context whose candidate ``sentences`` are (citation id, text)
+    pairs, best first; the verdict's answers keep that order."""
+    by_cid: dict[int, list[str]] = {}
+    for cid, text in sentences:
+        by_cid.setdefault(cid, []).append(text)
+    verdict = check(question, list(passages(context, by_cid).values()))
+    order = {text: i for i, (_, text) in reversed(list(enumerate(sentences)))}
+    return replace(verdict, answers=tuple(sorted(verdict.answers, key=order.__getitem__)))
 
 
 def passages(context: FusedContext, sentences: Mapping[int, Sequence[str]]) -> dict[int, Passage]:
@@ -303,13 +313,12 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     type over each passage's sentences, counting only passages about what the question names
     (a Romanian target does not answer a question about Croatia)."""
     asked = asked_value(question)
-    everything = [t for p in found for t in p.texts]
-    if off_topic(question, everything):
-        missing = tuple(missing_premises(question, everything))
+    missing = tuple(missing_premises(question, [t for p in found for t in p.texts]))
+    if off_topic(question, missing):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
     if asked is None:
         return Verdict(True, asked)
-    known = [name for name in premise_names(question) if name not in missing_premises(question, everything)]
+    known = [name for name in premise_names(question) if name not in missing]
     answers = tuple(
         s for p in found if about(known, question, p.texts) for s in p.sentences if states_value(asked, s, question)
     )

@@ -136,15 +136,10 @@ def candidates(context: FusedContext) -> list[Candidate]:
 
 
 def check_answerable(question: str, context: FusedContext, pool: Sequence[Candidate] | None = None) -> answerable.Verdict:
-    """:func:`spr.answerable.check` over the context, with ``pool`` (default: every candidate
-    sentence) as the sentences an answer may quote; the verdict's answers keep ``pool``'s order."""
+    """:func:`spr.answerable.check_context` with ``pool`` (default: every candidate sentence) as the
+    sentences an answer may quote, best first."""
     pool = candidates(context) if pool is None else pool
-    by_cid: dict[int, list[str]] = {}
-    for cand in pool:
-        by_cid.setdefault(cand.cid, []).append(cand.text)
-    verdict = answerable.check(question, list(answerable.passages(context, by_cid).values()))
-    order = {c.text: i for i, c in reversed(list(enumerate(pool)))}
-    return replace(verdict, answers=tuple(sorted(verdict.answers, key=lambda text: order[text])))
+    return answerable.check_context(question, context, [(c.cid, c.text) for c in pool])
 
 
 @dataclass
