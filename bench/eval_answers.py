@@ -74,7 +74,8 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         cites = citation_metrics(answer, checker)
         rows.append({
             "id": q.id, "question": q.question, "answerable": q.answerable, "reference": q.answers[:1],
-            "text": answer.text, "abstained": not pred, "abstain_reason": answer.abstain_reason, "draft": answer.draft, "unsupported": list(answer.unsupported),
+            "text": answer.text, "abstained": not pred, "abstain_reason": answer.abstain_reason,
+            "deepened": "looked deeper" in answer.trace.note, "draft": answer.draft, "unsupported": list(answer.unsupported),
             "token_recall": m.token_recall(pred, q.answers) if q.answerable and pred else (0.0 if q.answerable else None),
             "rougeL": (m.rouge(pred, q.answers) or {}).get("rougeL") if q.answerable and pred else (0.0 if q.answerable else None),
             **cites, "first_token_ms": first, "total_ms": total,
@@ -97,6 +98,7 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         "declined_by_the_answerability_check": {
             side: sum(bool(r["abstain_reason"]) for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
         },
+        "looked_deeper": {side: sum(r["deepened"] for r in group) for side, group in (("answerable", ans), ("unanswerable", una))},
         "first_token_ms_p50": p50([r["first_token_ms"] for r in rows if r["first_token_ms"] is not None]),
         "total_ms_p50": p50([r["total_ms"] for r in rows]),
         "after_retrieval_ms_p50": p50([r["after_retrieval_ms"] for r in rows]),
@@ -113,6 +115,7 @@ def main() -> int:
     ap.add_argument("--embed", default=Config().embed.model)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
+    ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -120,7 +123,10 @@ def main() -> int:
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed}),
         "llm": config.llm.model_copy(update={"cache": False}),  # every LLM answer a real call
-        "answer": config.answer.model_copy(update={"check_answerable": not args.no_check}),
+        "answer": config.answer.model_copy(update={
+            "check_answerable": not args.no_check,
+            "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,
+        }),
     })
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
     print(note, flush=True)

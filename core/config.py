@@ -418,6 +418,16 @@ class AnswerConfig(_Section):
             " states appears in no retrieved passage, or it asks for a value (days, amount, share, year) no sentence states."
         ),
     )
+    deepen_k: int = Field(
+        0,
+        ge=0,
+        le=MAX_K,
+        description=(
+            "When no sentence of the top k states the value a question asks for, look at the top deepen_k passages and add"
+            " the ones with a relevant sentence that does (spr/deepen.py); 0 = never. Off by measurement: on the dev sets it"
+            " answered about as many questions wrongly as rightly (README 'The answerability check, measured')."
+        ),
+    )
     max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")
     max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
     require_citations: bool = Field(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from core.config import ANSWER_KINDS, MAX_K, Config, load_config
 from core.errors import InputError
 from core.usage import UsageScope, UsageTotals, UsageTracker
+from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import (
     Draft,
@@ -234,10 +235,31 @@ class KnowledgeBase:
 
             mark = time.perf_counter()
             context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
-            if kind == "llm" and cfg.llm_evidence_tokens:
-                context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens)
             timings["fuse"] = elapsed_ms(mark)
+
+            mark = time.perf_counter()
+            deeper = self._deepen(text, retriever, found, context, k or cfg.k)
+            if deeper is not None:
+                found, context = deeper.found, deeper.context
+            timings["deepen"] = elapsed_ms(mark)  # the check, and a second search when it fails
+            if kind == "llm" and cfg.llm_evidence_tokens:
+                mark = time.perf_counter()
+                context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens)
+                timings["fuse"] += elapsed_ms(mark)
         return _Run(text, mode, kind, found, context, timings, usage, started)
+
+    def _deepen(self, question: str, retriever: Retriever, found: Retrieval, context: FusedContext, k: int) -> Deepened | None:
+        """When the top k cannot hold the answer, the top ``[answer] deepen_k`` may: one more
+        search, used only when the check passes on what it adds (:mod:`spr.deepen`)."""
+        cfg = self.config.answer
+        if not cfg.check_answerable or cfg.deepen_k <= k:
+            return None
+        verdict = check_answerable(question, context)
+        if verdict.answerable:
+            return None
+        budget = self._budget(question)
+        deep = retriever.search(question, cfg.deepen_k)
+        return deepen(question, found, verdict, deep, lambda ev: fuse(ev, budget, fact_share=cfg.fact_share), self._scorer())
 
     def _declined(self, run: _Run) -> Draft | None:
         """An LLM answer is not asked for when the evidence cannot hold it ([answer] check_answerable,

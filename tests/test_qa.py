@@ -101,6 +101,26 @@ def test_a_near_miss_is_declined_by_the_answerability_check_and_by_a_stricter_th
     assert strict.text == ABSTAIN and strict.abstained and strict.confidence == lenient.confidence
 
 
+def test_an_answer_past_the_top_k_is_found_by_looking_deeper_before_abstaining(kb_dir):
+    """With k = 1 the first passage states no interval, so the answer would abstain; the deeper
+    look ([answer] deepen_k) finds the passage whose sentence does and cites it after the top k."""
+    from core.config import load_config
+
+    question = "How often do provincial energy bureaus report progress?"
+    config = load_config(kb_dir=kb_dir)
+    config.answer.deepen_k = 0
+    with KnowledgeBase.open(config) as base:
+        shallow = base.ask(question, mode="hybrid", k=1)
+    assert shallow.abstained and shallow.abstain_reason == "no sentence states a duration"
+    config.answer.deepen_k = 8
+    with KnowledgeBase.open(config) as base:
+        deep = base.ask(question, mode="hybrid", k=1)
+    assert not deep.abstained and "every six months" in deep.text
+    assert len(deep.evidence) == 2 and deep.evidence[0].key == shallow.evidence[0].key
+    assert "looked deeper: passage #" in deep.trace.note and deep.citations[0].chunk == deep.evidence[1].chunk.iri
+    assert "deepen" in deep.timings_ms
+
+
 def test_structured_mode_returns_triples_with_provenance_and_the_query(kb):
     answer = kb.ask("What did the National Energy Bureau establish?", mode="spr")
     assert answer.evidence and all(e.kind == "triple" for e in answer.evidence)
