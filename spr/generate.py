@@ -315,7 +315,10 @@ class LLMGenerator:
         return Draft(text, citations, False, model=model, attributed=attributed, unsupported=dropped)
 
 
-def focus(question: str, context: FusedContext, scorer: SentenceScorer, budget: int) -> FusedContext:
+PREFERRED = 2  # value-stating sentences focus() takes before all others
+
+
+def focus(question: str, context: FusedContext, scorer: SentenceScorer, budget: int, prefer: Sequence[str] = ()) -> FusedContext:
     """``context`` with each passage cut to its sentences most relevant to the question.
 
     A small model on two cores reads ~75 prompt tokens/s, so whole EU-law articles mean 20 s before
@@ -323,14 +326,21 @@ def focus(question: str, context: FusedContext, scorer: SentenceScorer, budget: 
     until ``budget`` estimated tokens; each passage keeps its chosen sentences in text order,
     joined by " … ", under its own citation id. Facts stay as they are. Citations still point to
     the whole chunk (``context.sources``), so quotes and offsets stay exact. ``budget`` 0 = as is.
+
+    ``prefer``: sentences that state the value the question asks for (the answerability check's
+    answers); the best :data:`PREFERRED` of them are taken first. A long provision's sentence that
+    states "72 hours" often shares few words with the question and would be cut for its neighbours.
     """
     pool = [c for c in candidates(context) if not c.is_fact]
     if budget <= 0 or not pool:
         return context
     scores = scorer.score(question, [c.text for c in pool])
+    wanted = set(prefer)
+    by_score = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
+    first = [i for i in by_score if pool[i].text in wanted][:PREFERRED]
     picked: dict[int, list[Candidate]] = {}
     used = 0
-    for i in sorted(range(len(pool)), key=lambda i: (-scores[i], i)):
+    for i in first + [i for i in by_score if i not in first]:
         cost = estimate_tokens(pool[i].text) + 1
         if used + cost > budget:
             continue

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from core.config import ANSWER_KINDS, MAX_K, Config, load_config
 from core.errors import InputError
 from core.usage import UsageScope, UsageTotals, UsageTracker
+from spr.answerable import Verdict
 from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import (
@@ -79,6 +80,7 @@ class _Run:
     timings: dict[str, float]
     usage: UsageScope  # this question's model calls alone (the tracker is shared across threads)
     started: float
+    verdict: Verdict | None = None  # the answerability check over the context, when it ran before generation
 
 
 class KnowledgeBase:
@@ -237,25 +239,29 @@ class KnowledgeBase:
             context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
             timings["fuse"] = elapsed_ms(mark)
 
-            mark = time.perf_counter()
-            deeper = self._deepen(text, retriever, found, context, k or cfg.k)
-            if deeper is not None:
-                found, context = deeper.found, deeper.context
-            timings["deepen"] = elapsed_ms(mark)  # the check, and a second search when it fails
+            # The check runs here when something before the generator needs it: the deeper look,
+            # the LLM's evidence focus and its decline (extractive answers check in their generator).
+            verdict = None
+            if cfg.check_answerable and (kind == "llm" or cfg.deepen_k > (k or cfg.k)):
+                mark = time.perf_counter()
+                verdict = check_answerable(text, context)
+                deeper = self._deepen(text, retriever, found, verdict, k or cfg.k)
+                if deeper is not None:
+                    found, context = deeper.found, deeper.context
+                    verdict = check_answerable(text, context)
+                timings["check"] = elapsed_ms(mark)
             if kind == "llm" and cfg.llm_evidence_tokens:
                 mark = time.perf_counter()
-                context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens)
+                prefer = verdict.answers if verdict is not None else ()
+                context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens, prefer=prefer)
                 timings["fuse"] += elapsed_ms(mark)
-        return _Run(text, mode, kind, found, context, timings, usage, started)
+        return _Run(text, mode, kind, found, context, timings, usage, started, verdict)
 
-    def _deepen(self, question: str, retriever: Retriever, found: Retrieval, context: FusedContext, k: int) -> Deepened | None:
-        """When the top k cannot hold the answer, the top ``[answer] deepen_k`` may: one more
-        search, used only when the check passes on what it adds (:mod:`spr.deepen`)."""
+    def _deepen(self, question: str, retriever: Retriever, found: Retrieval, verdict: Verdict, k: int) -> Deepened | None:
+        """When no sentence of the top k states the asked value, the top ``[answer] deepen_k`` may:
+        one more search, used only when what it adds passes the check (:mod:`spr.deepen`)."""
         cfg = self.config.answer
-        if not cfg.check_answerable or cfg.deepen_k <= k:
-            return None
-        verdict = check_answerable(question, context)
-        if verdict.answerable:
+        if verdict.answerable or cfg.deepen_k <= k:
             return None
         budget = self._budget(question)
         deep = retriever.search(question, cfg.deepen_k)
@@ -265,10 +271,9 @@ class KnowledgeBase:
         """An LLM answer is not asked for when the evidence cannot hold it ([answer] check_answerable,
         :mod:`spr.answerable`): the abstention without a model call. Extractive answers check
         inside their generator, over the sentences they may quote."""
-        if run.kind != "llm" or not self.config.answer.check_answerable:
+        if run.kind != "llm" or run.verdict is None or run.verdict.answerable:
             return None
-        verdict = check_answerable(run.question, run.context)
-        return None if verdict.answerable else Draft(ABSTAIN, (), True, abstain_reason=verdict.reason)
+        return Draft(ABSTAIN, (), True, abstain_reason=run.verdict.reason)
 
     def _finish(self, run: _Run, draft: Draft, generate_started: float) -> Answer:
         draft = renumber(draft)

@@ -149,3 +149,24 @@ def test_focus_cuts_passages_to_their_relevant_sentences_and_keeps_exact_sources
     assert "EUR 50,000" in act_piece.text and act_piece.text.count("Clause") < 5
     assert focused.sources[act_piece.cid].text == long_text  # citations still quote the whole chunk
     assert focus("anything", context, LexicalScorer(0.0), 0) is context
+
+
+def test_focus_takes_the_sentences_that_state_the_asked_value_first():
+    # The value-stating clause shares few words with the question; by score alone its wordy
+    # neighbours fill the budget. The answerability check's answers (prefer) go in first.
+    from spr.generate import check_answerable, focus
+
+    text = (
+        "The operator shall register every installation and keep the register of installations up to date. "
+        "The operator shall publish the register of installations and notify each installation to the register. "
+        "This is due within 30 days of commissioning."
+    )
+    chunk = ChunkRef(B + "chunk/reg", B + "doc/act", "Renewable Energy Act", 0, len(text), text)
+    context = fuse([passage(chunk)], 2000)
+    question = "Within how many days must the operator register an installation?"
+    verdict = check_answerable(question, context)
+    assert verdict.answerable and verdict.answers == ("This is due within 30 days of commissioning.",)
+    plain = focus(question, context, LexicalScorer(0.0), 40)
+    assert "30 days" not in plain.pieces[0].text
+    preferred = focus(question, context, LexicalScorer(0.0), 40, prefer=verdict.answers)
+    assert "30 days" in preferred.pieces[0].text and preferred.tokens <= 40 + 2
