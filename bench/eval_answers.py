@@ -72,10 +72,13 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
             raise RuntimeError(f"{q.id}: the stream ended without an answer")
         pred = m.prediction(plain_text(answer.text), answer.abstained)
         cites = citation_metrics(answer, checker)
+        passages = [e.chunk.text for e in answer.evidence if e.kind == "chunk" and e.chunk is not None]
+        evidence_qr = m.quote_recall_at_k(passages, q.gold_contexts, len(passages)) if q.answerable and q.gold_contexts else None
         rows.append({
             "id": q.id, "question": q.question, "answerable": q.answerable, "reference": q.answers[:1],
             "text": answer.text, "abstained": not pred, "abstain_reason": answer.abstain_reason,
-            "deepened": "looked deeper" in answer.trace.note, "draft": answer.draft, "unsupported": list(answer.unsupported),
+            "deepened": "looked deeper" in answer.trace.note,
+            "translated": "question translated" in answer.trace.note, "evidence_quote_recall": evidence_qr, "draft": answer.draft, "unsupported": list(answer.unsupported),
             "token_recall": m.token_recall(pred, q.answers) if q.answerable and pred else (0.0 if q.answerable else None),
             "rougeL": (m.rouge(pred, q.answers) or {}).get("rougeL") if q.answerable and pred else (0.0 if q.answerable else None),
             **cites, "first_token_ms": first, "total_ms": total,
@@ -92,6 +95,8 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         "citation_recall": mean([r.get("citation_recall") for r in rows]),
         "citation_precision": mean([r.get("citation_precision") for r in rows]),
         "token_recall": mean([r["token_recall"] for r in ans]),
+        "evidence_quote_recall": mean([r["evidence_quote_recall"] for r in ans]),  # gold quotes in the answer's passages
+        "translated": sum(r["translated"] for r in rows),
         "token_recall_answered": mean([r["token_recall"] for r in ans if not r["abstained"]]),
         "rougeL": mean([r["rougeL"] for r in ans]),
         "unsupported_sentences_dropped": sum(len(r["unsupported"]) for r in rows),
@@ -116,6 +121,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
+    ap.add_argument("--translate", choices=("auto", "off"), default=None, help="[answer] translate_questions")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -126,6 +132,7 @@ def main() -> int:
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,
+            "translate_questions": args.translate or config.answer.translate_questions,
         }),
     })
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)

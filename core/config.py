@@ -428,6 +428,13 @@ class AnswerConfig(_Section):
             " answered about as many questions wrongly as rightly (README 'The answerability check, measured')."
         ),
     )
+    translate_questions: Literal["auto", "off"] = Field(
+        "auto",
+        description=(
+            "'auto' = a question in another language than the KB's documents is translated by the [llm] model and both"
+            " are retrieved (spr/translate.py); the KB's own language costs nothing. 'off' = never."
+        ),
+    )
     max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")
     max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
     require_citations: bool = Field(

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from core.keywords import language_shares
 from spr.fuse import FusedContext
 from spr.verify import numbers, unmatched_numbers
 
@@ -262,6 +263,17 @@ def about(names: Sequence[str], question: str, texts: Iterable[str]) -> bool:
 
 
 # --- the check ------------------------------------------------------------------------------------
+def check_applies(question: str) -> bool:
+    """Whether the check can read ``question``: its patterns are English ("how many", capitalized
+    names), so a question in another language (German capitalizes every noun) is not checked.
+
+    >>> check_applies("How long is the certificate valid?"), check_applies("Wie lange gilt der Ausweis?")
+    (True, False)
+    """
+    shares = language_shares(question)
+    return not shares or shares.get("en", 0) >= max(shares.values())
+
+
 @dataclass(frozen=True)
 class Passage:
     """A retrieved passage as the checks read it: ``texts`` (its text, document title and heading

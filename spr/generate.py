@@ -100,6 +100,27 @@ class EmbeddingScorer:
         return cosine_scores(self.embedder, question, candidates)
 
 
+@dataclass
+class BestOfScorer:
+    """``scorer``'s score of each candidate against the question or any of ``alternates`` (a
+    translation of it into the documents' language, :mod:`spr.translate`), whichever is higher."""
+
+    scorer: SentenceScorer
+    alternates: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.scorer.name
+
+    @property
+    def threshold(self) -> float:
+        return self.scorer.threshold
+
+    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
+        rows = [self.scorer.score(q, candidates) for q in (question, *self.alternates)]
+        return [max(column) for column in zip(*rows)] if candidates else []
+
+
 def cosine_scores(embedder: Embedder, question: str, candidates: Sequence[str]) -> list[float]:
     """Cosine of each candidate's embedding with the question's, in [-1, 1]."""
     if not candidates:

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 from core.config import ANSWER_KINDS, MAX_K, Config, load_config
 from core.errors import InputError
 from core.usage import UsageScope, UsageTotals, UsageTracker
-from spr.answerable import Verdict
+from spr.answerable import Verdict, check_applies
 from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import (
+    BestOfScorer,
     Draft,
     EmbeddingScorer,
     ExtractiveGenerator,
@@ -42,6 +43,7 @@ from spr.grounding.relations import read_terms
 from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.registry import RETRIEVERS, mode_name
+from spr.translate import LANGUAGE_NAMES, Translator, kb_language, needs_translation
 from spr.verify import SupportChecker
 from store.base import RDFStore
 from store.layout import KBLayout
@@ -81,6 +83,8 @@ class _Run:
     usage: UsageScope  # this question's model calls alone (the tracker is shared across threads)
     started: float
     verdict: Verdict | None = None  # the answerability check over the context, when it ran before generation
+    translation: str | None = None  # the question in the KB's language (spr.translate), when it differs
+    checked: bool = True  # the answerability check applies (an English question and [answer] check_answerable)
 
 
 class KnowledgeBase:
@@ -105,6 +109,7 @@ class KnowledgeBase:
         self._owns_store = owns_store
         self._retrievers: dict[str, Retriever] = dict(retrievers or {})
         self._labels: dict[str, dict[str, str]] = {}
+        self._language: str | None = None  # of the KB's documents, guessed on first use
         self._lock = threading.RLock()  # lazy loading from several server threads
 
     @classmethod
@@ -182,7 +187,7 @@ class KnowledgeBase:
         run = self._prepare(question, mode, answer, k)
         mark = time.perf_counter()
         with run.usage.active():
-            draft = self._declined(run) or self._generator(run.kind).generate(run.question, run.context)
+            draft = self._declined(run) or self._generator(run).generate(run.question, run.context)
         return self._finish(run, draft, mark)
 
     def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
@@ -194,7 +199,7 @@ class KnowledgeBase:
 
     def _stream(self, run: _Run) -> Iterator[AskEvent]:
         mark = time.perf_counter()
-        generator = self._generator(run.kind)
+        generator = self._generator(run)
         declined = self._declined(run)
         if declined is not None:
             yield AnswerDone(self._finish(run, declined, mark))
@@ -232,8 +237,13 @@ class KnowledgeBase:
 
         started = time.perf_counter()
         with usage.active():
-            found: Retrieval = retriever.search(text, k or cfg.k)
-            timings["retrieve"] = elapsed_ms(started)
+            translation = self._translation(text, timings)
+            mark = time.perf_counter()
+            found: Retrieval = retriever.search(translation or text, k or cfg.k)
+            if translation is not None:
+                note = f"question translated into {LANGUAGE_NAMES[self.language]}: {translation}"
+                found = replace(found, trace=replace(found.trace, note="; ".join(filter(None, (found.trace.note, note)))))
+            timings["retrieve"] = elapsed_ms(mark)
 
             mark = time.perf_counter()
             context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
@@ -242,7 +252,9 @@ class KnowledgeBase:
             # The check runs here when something before the generator needs it: the deeper look,
             # the LLM's evidence focus and its decline (extractive answers check in their generator).
             verdict = None
-            if cfg.check_answerable and (kind == "llm" or cfg.deepen_k > (k or cfg.k)):
+            # The check reads English questions (over any evidence: a translated question keeps it).
+            checked = cfg.check_answerable and check_applies(text)
+            if checked and (kind == "llm" or cfg.deepen_k > (k or cfg.k)):
                 mark = time.perf_counter()
                 verdict = check_answerable(text, context)
                 deeper = self._deepen(text, retriever, found, verdict, k or cfg.k)
@@ -253,9 +265,26 @@ class KnowledgeBase:
             if kind == "llm" and cfg.llm_evidence_tokens:
                 mark = time.perf_counter()
                 prefer = verdict.answers if verdict is not None else ()
-                context = focus(text, context, self._scorer(), cfg.llm_evidence_tokens, prefer=prefer)
+                context = focus(text, context, self._scorer(translation), cfg.llm_evidence_tokens, prefer=prefer)
                 timings["fuse"] += elapsed_ms(mark)
-        return _Run(text, mode, kind, found, context, timings, usage, started, verdict)
+        return _Run(text, mode, kind, found, context, timings, usage, started, verdict, translation, checked)
+
+    @property
+    def language(self) -> str:
+        """The language most of the KB's documents are written in (:func:`spr.translate.kb_language`)."""
+        with self._lock:
+            if self._language is None:
+                self._language = kb_language(self.store)
+            return self._language
+
+    def _translation(self, question: str, timings: dict[str, float]) -> str | None:
+        """``question`` in the KB's language when it is asked in another ([answer] translate_questions)."""
+        if self.config.answer.translate_questions == "off" or not needs_translation(question, self.language):
+            return None
+        mark = time.perf_counter()
+        translation = Translator(self.llm).translate(question, self.language)
+        timings["translate"] = elapsed_ms(mark)
+        return translation
 
     def _deepen(self, question: str, retriever: Retriever, found: Retrieval, verdict: Verdict, k: int) -> Deepened | None:
         """When no sentence of the top k states the asked value, the top ``[answer] deepen_k`` may:
@@ -289,25 +318,31 @@ class KnowledgeBase:
         # The embedded model's window must hold the prompt, the evidence and the answer.
         return max(64, self.config.llm.context_size - cfg.answer_tokens - prompt_overhead(question))
 
-    def _generator(self, kind: str) -> ExtractiveGenerator | LLMGenerator:
+    def _generator(self, run: _Run) -> ExtractiveGenerator | LLMGenerator:
         cfg = self.config.answer
-        if kind == "llm":
+        if run.kind == "llm":
             checker = SupportChecker(self.embedder, cfg.min_support) if cfg.check_citations else None
             return LLMGenerator(
                 self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations, checker=checker, unsupported=cfg.unsupported
             )
         return ExtractiveGenerator(
-            self._scorer(), max_facts=cfg.max_facts, max_sentences=cfg.max_sentences, check=cfg.check_answerable
+            self._scorer(run.translation),
+            max_facts=cfg.max_facts,
+            max_sentences=cfg.max_sentences,
+            check=run.checked,
         )
 
-    def _scorer(self) -> SentenceScorer:
-        """Sentence relevance to the question ([answer] scoring): extractive picks, LLM evidence."""
+    def _scorer(self, translation: str | None = None) -> SentenceScorer:
+        """Sentence relevance to the question ([answer] scoring): extractive picks, LLM evidence.
+        With a translation, a sentence scores by the version of the question it matches best."""
         cfg = self.config.answer
         if cfg.scoring == "hybrid":
-            return HybridScorer(self.embedder, cfg.min_score)
-        if cfg.scoring == "embedding":
-            return EmbeddingScorer(self.embedder, cfg.min_similarity)
-        return LexicalScorer(cfg.min_overlap)
+            scorer: SentenceScorer = HybridScorer(self.embedder, cfg.min_score)
+        elif cfg.scoring == "embedding":
+            scorer = EmbeddingScorer(self.embedder, cfg.min_similarity)
+        else:
+            scorer = LexicalScorer(cfg.min_overlap)
+        return BestOfScorer(scorer, (translation,)) if translation else scorer
 
     def _answer(self, question, mode, kind, found: Retrieval, context: FusedContext, draft: Draft, timings, spent: UsageTotals) -> Answer:
         usage = AnswerUsage(
