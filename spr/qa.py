@@ -237,13 +237,8 @@ class KnowledgeBase:
 
         started = time.perf_counter()
         with usage.active():
-            translation = self._translation(text, timings)
-            mark = time.perf_counter()
-            found: Retrieval = retriever.search(translation or text, k or cfg.k)
-            if translation is not None:
-                note = f"question translated into {LANGUAGE_NAMES[self.language]}: {translation}"
-                found = replace(found, trace=replace(found.trace, note="; ".join(filter(None, (found.trace.note, note)))))
-            timings["retrieve"] = elapsed_ms(mark)
+            found, translation = self._retrieve(retriever, text, k or cfg.k, timings)
+            timings["retrieve"] = elapsed_ms(started)  # the translation included
 
             mark = time.perf_counter()
             context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
@@ -251,8 +246,8 @@ class KnowledgeBase:
 
             # The check runs here when something before the generator needs it: the deeper look,
             # the LLM's evidence focus and its decline (extractive answers check in their generator).
+            # It reads English questions, over any evidence (a translated question keeps it).
             verdict = None
-            # The check reads English questions (over any evidence: a translated question keeps it).
             checked = cfg.check_answerable and check_applies(text)
             if checked and (kind == "llm" or cfg.deepen_k > (k or cfg.k)):
                 mark = time.perf_counter()
@@ -277,14 +272,20 @@ class KnowledgeBase:
                 self._language = kb_language(self.store)
             return self._language
 
-    def _translation(self, question: str, timings: dict[str, float]) -> str | None:
-        """``question`` in the KB's language when it is asked in another ([answer] translate_questions)."""
-        if self.config.answer.translate_questions == "off" or not needs_translation(question, self.language):
-            return None
-        mark = time.perf_counter()
-        translation = Translator(self.llm).translate(question, self.language)
-        timings["translate"] = elapsed_ms(mark)
-        return translation
+    def _retrieve(self, retriever: Retriever, question: str, k: int, timings: dict[str, float]) -> tuple[Retrieval, str | None]:
+        """The question's evidence, and its translation when it was retrieved by one: a question
+        asked in another language than the KB's is translated into it ([answer]
+        translate_questions, :mod:`spr.translate`)."""
+        translation = None
+        if self.config.answer.translate_questions == "auto" and needs_translation(question, self.language):
+            mark = time.perf_counter()
+            translation = Translator(self.llm).translate(question, self.language)
+            timings["translate"] = elapsed_ms(mark)
+        found = retriever.search(translation or question, k)
+        if translation is None:
+            return found, None
+        note = f"question translated into {LANGUAGE_NAMES[self.language]}: {translation}"
+        return replace(found, trace=replace(found.trace, note="; ".join(filter(None, (found.trace.note, note))))), translation
 
     def _deepen(self, question: str, retriever: Retriever, found: Retrieval, verdict: Verdict, k: int) -> Deepened | None:
         """When no sentence of the top k states the asked value, the top ``[answer] deepen_k`` may:
