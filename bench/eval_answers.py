@@ -122,6 +122,7 @@ def main() -> int:
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
     ap.add_argument("--translate", choices=("auto", "off"), default=None, help="[answer] translate_questions")
+    ap.add_argument("--evidence-tokens", type=int, default=None, help="[answer] llm_evidence_tokens (LLM answers)")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -133,6 +134,7 @@ def main() -> int:
             "check_answerable": not args.no_check,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,
             "translate_questions": args.translate or config.answer.translate_questions,
+            "llm_evidence_tokens": config.answer.llm_evidence_tokens if args.evidence_tokens is None else args.evidence_tokens,
         }),
     })
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
