@@ -1,5 +1,6 @@
 """Questions in another language than the KB: quote recall@k of each retrieval mode for the
-question as asked, its translation into the KB's language, and both merged (spr/translate.py).
+question as asked, its translation into the KB's language (spr/translate.py), and the two rankings
+fused by reciprocal-rank fusion (the first version, measured worse than the translation alone).
 
     .venv/bin/python bench/eval_translation.py --set dev-de --embed all-MiniLM-L6-v2
 
@@ -28,10 +29,21 @@ from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
-from spr.translate import DEPTH, Translator, merge, needs_translation  # noqa: E402
+from spr.retrieval.fusion import Ranked, reciprocal_rank_fusion  # noqa: E402
+from spr.translate import Translator, needs_translation  # noqa: E402
 from store.vocab import PKB  # noqa: E402
 
 KS = (3, 5, 10)
+DEPTH = 20  # chunks of each ranking that the fused variant fuses
+
+
+def fused(retriever, question: str, translation: str, k: int) -> list[str]:
+    """Chunk IRIs of the RRF of the rankings of the question as asked and of its translation."""
+    rankings = {
+        name: [Ranked(e.chunk.iri, e.score) for e in retriever.search(text, DEPTH).evidence if e.chunk is not None]
+        for name, text in (("asked", question), ("translated", translation))
+    }
+    return [f.chunk for f in reciprocal_rank_fusion(rankings, {"asked": 1.0, "translated": 1.0}, 60)][:k]
 
 
 def main() -> int:
@@ -63,13 +75,12 @@ def main() -> int:
             for variant in ("asked", "translated", "merged"):
                 scores: dict[int, list[float]] = {k: [] for k in KS}
                 for q in questions:
-                    if variant == "asked":
-                        found = retriever.search(q.question, max(KS))
-                    elif variant == "translated":
-                        found = retriever.search(translations[q.id], max(KS))
+                    if variant == "merged":
+                        iris = fused(retriever, q.question, translations[q.id], max(KS))
                     else:
-                        found = merge(retriever.search(q.question, DEPTH), retriever.search(translations[q.id], DEPTH), max(KS))
-                    chunks = [raw.get(e.chunk.iri, "") for e in found.evidence if e.kind == "chunk" and e.chunk is not None]
+                        text = q.question if variant == "asked" else translations[q.id]
+                        iris = [e.chunk.iri for e in retriever.search(text, max(KS)).evidence if e.chunk is not None]
+                    chunks = [raw.get(iri, "") for iri in iris]
                     for k in KS:
                         scores[k].append(m.quote_recall_at_k(chunks, q.gold_contexts, k) or 0.0)
                 report[f"{mode} {variant}"] = {f"QR@{k}": round(sum(v) / len(v), 3) for k, v in scores.items()}

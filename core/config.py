@@ -431,8 +431,8 @@ class AnswerConfig(_Section):
     translate_questions: Literal["auto", "off"] = Field(
         "auto",
         description=(
-            "'auto' = a question in another language than the KB's documents is translated by the [llm] model and both"
-            " are retrieved (spr/translate.py); the KB's own language costs nothing. 'off' = never."
+            "'auto' = a question in another language than the KB's documents is translated into theirs by the [llm] model"
+            " and the translation is retrieved (spr/translate.py); the KB's own language costs nothing. 'off' = never."
         ),
     )
     max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")

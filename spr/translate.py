@@ -7,7 +7,7 @@ retrieval by query translation (the classic CLIR recipe): when the question's la
 KB's, the configured LLM translates it into the KB's language and the translation is retrieved.
 Measured on dev-de (README "Questions in another language"): the translation alone finds more
 gold quotes than the question as asked, and also more than the two rankings fused
-(:func:`merge`, kept for that comparison in ``bench/eval_translation.py``).
+(``bench/eval_translation.py`` compares the three).
 
 Languages are guessed from stop words (:func:`core.keywords.language_shares`, YAKE's lists): a
 question is translated only when the KB's language has strictly fewer of its stop words than
@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import ModelError
 from core.keywords import guess_language, language_shares
-from spr.records import Evidence, Retrieval
 from store.vocab import PKB
 
 if TYPE_CHECKING:
@@ -41,8 +40,6 @@ LANGUAGE_NAMES = {
     "tr": "Turkish", "uk": "Ukrainian",
 }  # fmt: skip
 SAMPLE_CHUNKS = 200  # chunks whose languages vote for the KB's
-RRF_K = 60
-DEPTH = 20  # chunks taken from each ranking before the merge
 
 
 def kb_language(store: RDFStore) -> str:
@@ -89,20 +86,3 @@ class Translator:
         lines = [line.strip().strip('"“”') for line in reply.text.strip().splitlines() if line.strip()]
         return lines[0] if lines and lines[0] != question else None
 
-
-def merge(asked: Retrieval, translated: Retrieval, k: int, rrf_k: int = RRF_K) -> Retrieval:
-    """The two retrievals' passages fused by reciprocal-rank fusion, top ``k``; facts of the asked
-    question first, as retrieved. A passage the translation found carries ``("translated", rank)``
-    in its ranks; one found by the translation alone keeps that search's signal ranks too."""
-    facts = [e for e in asked.evidence if e.kind != "chunk"]
-    score: dict[str, float] = {}
-    kept: dict[str, Evidence] = {}
-    for name, found in (("asked", asked), ("translated", translated)):
-        passages = [e for e in found.evidence if e.kind == "chunk"]
-        for rank, item in enumerate(passages, start=1):
-            score[item.key] = score.get(item.key, 0.0) + 1.0 / (rrf_k + rank)
-            first = kept.setdefault(item.key, item)
-            if name == "translated":
-                kept[item.key] = replace(first, ranks=(*first.ranks, ("translated", rank)))
-    order = sorted(score, key=lambda key: (-score[key], key))[:k]
-    return Retrieval((*facts, *(kept[key] for key in order)), asked.trace)

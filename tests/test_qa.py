@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support.kbs import corpus_kb
+from support.models import model_endpoint_down
 
 from core.errors import InputError, ModelUnavailableError
 from spr.qa import KnowledgeBase
@@ -220,21 +221,8 @@ def test_cli_errors_are_one_line(kb_dir, tmp_path):
     assert missing.exit_code == 2 and "no knowledge base" in missing.output
 
 
-def _model_endpoint_down(monkeypatch) -> None:
-    """Point the [llm] config at an OpenAI-compatible endpoint on a port nobody listens on."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("POLICYKB_LLM__PROVIDER", "openai")
-    monkeypatch.setenv("POLICYKB_LLM__BASE_URL", f"http://127.0.0.1:{port}/v1")
-    monkeypatch.setenv("POLICYKB_LLM__MODEL", "none")
-    monkeypatch.setenv("POLICYKB_LLM__RETRIES", "0")
-
-
 def test_model_down_is_a_model_unavailable_error(kb_dir, monkeypatch):
-    _model_endpoint_down(monkeypatch)
+    model_endpoint_down(monkeypatch)
     from spr.qa import KnowledgeBase
 
     with KnowledgeBase.open(kb_dir) as base, pytest.raises(ModelUnavailableError):
@@ -246,7 +234,7 @@ def test_model_down_is_a_model_unavailable_error(kb_dir, monkeypatch):
 def test_an_llm_answer_the_evidence_cannot_hold_is_declined_without_a_model_call(kb_dir, monkeypatch):
     """The answerability check runs before the model: with the endpoint down, a question about a
     country no passage mentions still gets the abstention (and its reason), not a model error."""
-    _model_endpoint_down(monkeypatch)
+    model_endpoint_down(monkeypatch)
     from spr.qa import KnowledgeBase
 
     with KnowledgeBase.open(kb_dir) as base:

@@ -1,15 +1,15 @@
 """Questions in another language than the documents (spr/translate.py): when a question is
-translated, how the two rankings merge, and the whole path on a KB of German documents
-(examples/corpus-de, ingested for real) with the tiny test LLM translating."""
+translated, and the whole path on a KB of German documents (examples/corpus-de, ingested for
+real) with the tiny test LLM translating."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from support.models import model_endpoint_down
 
-from spr.records import ChunkRef, Evidence, Fact, Retrieval, Trace
-from spr.translate import merge, needs_translation
+from spr.translate import needs_translation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,25 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 )
 def test_a_question_is_translated_only_when_another_language_fits_it_better(question, language, expected):
     assert needs_translation(question, language) is expected
-
-
-def _passage(n: int, ranks: tuple[tuple[str, int], ...] = ()) -> Evidence:
-    ref = ChunkRef(f"urn:c{n}", "urn:d", "Doc", 0, 1, "x")
-    return Evidence(kind="chunk", text=f"passage {n}", score=1.0, source="hybrid", chunk=ref, ranks=ranks)
-
-
-def test_merge_fuses_both_rankings_and_says_which_the_translation_found():
-    fact = Evidence(kind="triple", text="A fact.", score=1.0, source="spr", fact=Fact("urn:s", "urn:p", "urn:o", "S", "p", "O"))
-    asked = Retrieval((fact, _passage(1, (("bm25", 1),)), _passage(2), _passage(3)), Trace(note="asked"))
-    translated = Retrieval((_passage(4, (("dense", 1),)), _passage(2), _passage(5)))
-    merged = merge(asked, translated, 3)
-    assert merged.evidence[0] is fact and merged.trace.note == "asked"
-    keys = [e.chunk.iri for e in merged.evidence[1:]]
-    assert keys == ["urn:c2", "urn:c1", "urn:c4"]  # found by both first; then rank 1 of each, by IRI
-    by_iri = {e.chunk.iri: e for e in merged.evidence[1:]}
-    assert by_iri["urn:c2"].ranks == (("translated", 2),)
-    assert by_iri["urn:c1"].ranks == (("bm25", 1),)
-    assert by_iri["urn:c4"].ranks == (("dense", 1), ("translated", 1))
 
 
 @pytest.fixture(scope="module")
@@ -80,17 +61,9 @@ def test_an_english_question_over_german_documents_is_retrieved_by_its_translati
 
 @pytest.mark.slow
 def test_a_translation_that_fails_leaves_the_question_as_asked(german_kb, monkeypatch):
-    import socket
-
     from spr.qa import KnowledgeBase
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("POLICYKB_LLM__PROVIDER", "openai")
-    monkeypatch.setenv("POLICYKB_LLM__BASE_URL", f"http://127.0.0.1:{port}/v1")
-    monkeypatch.setenv("POLICYKB_LLM__MODEL", "none")
-    monkeypatch.setenv("POLICYKB_LLM__RETRIES", "0")
+    model_endpoint_down(monkeypatch)
     with KnowledgeBase.open(german_kb) as kb:
         answer = kb.ask("How much is the subsidy for a heat pump?", mode="hybrid")
     assert "translated" not in answer.trace.note and answer.evidence  # retrieved as asked, no error
