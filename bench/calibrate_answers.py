@@ -39,9 +39,10 @@ from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
 from spr.fuse import fuse  # noqa: E402
-from spr.generate import candidates, cosine_scores  # noqa: E402
+from spr.generate import candidates  # noqa: E402
 from spr.lexical import lexical_scores  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
+from spr.scoring import cosine_scores  # noqa: E402
 
 PROBE = (
     "Question: {question}\n\nText:\n{text}\n\n"

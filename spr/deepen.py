@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 
 from spr import answerable
 from spr.fuse import FusedContext
-from spr.generate import SentenceScorer, candidates, check_answerable
+from spr.generate import candidates, check_answerable
 from spr.records import Evidence, Retrieval
+from spr.scoring import SentenceScorer
 
 MAX_ADDED = 2  # passages a deeper look may add: one for each half of a two-part question
 

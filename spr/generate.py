@@ -2,9 +2,9 @@
 
 Extractive: the answer is the relevant verbalized facts and the best matching document sentences,
 each followed by its citation. Sentences (and facts) are scored against the question by a
-:class:`SentenceScorer`: cosine similarity of sentence embeddings, lexical overlap (the share of
+:class:`spr.scoring.SentenceScorer`: cosine similarity of sentence embeddings, lexical overlap (the share of
 the question's content words, weighted by rarity among the candidates, that a sentence contains),
-or the mean of both (the default, :class:`HybridScorer`). Only candidates at or above the scorer's
+or the mean of both (the default, ``HybridScorer``). Only candidates at or above the scorer's
 threshold count; when none does, the answer is the abstention. Deterministic, and fast enough to
 be the default.
 
@@ -21,18 +21,16 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from spr import answerable
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
 from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
+from spr.scoring import SentenceScorer
 from spr.verify import SupportChecker, claims, coverage
 
 if TYPE_CHECKING:
-    from core.embed import Embedder
     from core.llm import LLM
 
 
@@ -49,84 +47,6 @@ class Draft:
     unsupported: tuple[str, ...] = ()  # reply sentences no cited evidence supports (dropped or marked)
     confidence: float | None = None  # extractive: the best candidate's score (abstain below the threshold)
     abstain_reason: str = ""  # spr.answerable's reason when its check decided the abstention
-
-
-# --- sentence scoring (pure apart from the embedder call) -----------------------------------------
-class SentenceScorer(Protocol):
-    name: str
-    threshold: float  # candidates scoring below this are not relevant
-
-    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        """One relevance score per candidate, higher is better."""
-        ...
-
-
-@dataclass
-class LexicalScorer:
-    """Weighted content-word overlap with the question, in [0, 1]. ``threshold``: least score that
-    counts (``[answer] min_overlap``)."""
-
-    threshold: float
-    name: str = "lexical"
-
-    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        return lexical_scores(question, candidates)
-
-
-@dataclass
-class HybridScorer:
-    """The mean of embedding cosine and lexical overlap. Cosine alone rates any on-topic sentence
-    fairly high (an energy question vs. an energy sentence), overlap alone misses paraphrases;
-    the mean needs some of both, which is what tells an answer from a neighbour. Roughly [0, 1]."""
-
-    embedder: Embedder
-    threshold: float  # [answer] min_score
-    name: str = "hybrid"
-
-    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        cosines = cosine_scores(self.embedder, question, candidates)
-        return [(c + w) / 2 for c, w in zip(cosines, lexical_scores(question, candidates))]
-
-
-@dataclass
-class EmbeddingScorer:
-    """Cosine similarity of normalized sentence embeddings, in [-1, 1]."""
-
-    embedder: Embedder
-    threshold: float  # [answer] min_similarity
-    name: str = "embedding"
-
-    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        return cosine_scores(self.embedder, question, candidates)
-
-
-@dataclass
-class BestOfScorer:
-    """``scorer``'s score of each candidate against the question or any of ``alternates`` (a
-    translation of it into the documents' language, :mod:`spr.translate`), whichever is higher."""
-
-    scorer: SentenceScorer
-    alternates: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        return self.scorer.name
-
-    @property
-    def threshold(self) -> float:
-        return self.scorer.threshold
-
-    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        rows = [self.scorer.score(q, candidates) for q in (question, *self.alternates)]
-        return [max(column) for column in zip(*rows)] if candidates else []
-
-
-def cosine_scores(embedder: Embedder, question: str, candidates: Sequence[str]) -> list[float]:
-    """Cosine of each candidate's embedding with the question's, in [-1, 1]."""
-    if not candidates:
-        return []
-    vectors = embedder.embed_many([question, *candidates])
-    return [float(x) for x in np.asarray(vectors[1:]) @ np.asarray(vectors[0])]
 
 
 # --- extractive ------------------------------------------------------------------------------------

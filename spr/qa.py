@@ -26,14 +26,9 @@ from spr.answerable import Verdict, check_applies
 from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import (
-    BestOfScorer,
     Draft,
-    EmbeddingScorer,
     ExtractiveGenerator,
-    HybridScorer,
-    LexicalScorer,
     LLMGenerator,
-    SentenceScorer,
     check_answerable,
     focus,
     prompt_overhead,
@@ -43,6 +38,7 @@ from spr.grounding.relations import read_terms
 from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.registry import RETRIEVERS, mode_name
+from spr.scoring import BestOfScorer, EmbeddingScorer, HybridScorer, LexicalScorer, SentenceScorer
 from spr.translate import LANGUAGE_NAMES, Translator, kb_language, needs_translation
 from spr.verify import SupportChecker
 from store.base import RDFStore

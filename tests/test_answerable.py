@@ -7,8 +7,9 @@ import pytest
 
 from spr import answerable
 from spr.fuse import ContextPiece, FusedContext
-from spr.generate import ExtractiveGenerator, LexicalScorer
+from spr.generate import ExtractiveGenerator
 from spr.records import ChunkRef, Evidence, is_abstention
+from spr.scoring import LexicalScorer
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from spr.deepen import MAX_ADDED, deepen
 from spr.fuse import fuse
-from spr.generate import ExtractiveGenerator, LexicalScorer, check_answerable
+from spr.generate import ExtractiveGenerator, check_answerable
 from spr.records import ChunkRef, Evidence, Retrieval, Trace
+from spr.scoring import LexicalScorer
 
 
 def _chunk(n: int, title: str, text: str) -> Evidence:

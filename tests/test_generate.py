@@ -10,8 +10,9 @@ from __future__ import annotations
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage, UsageTracker
 from spr.fuse import fuse
-from spr.generate import ExtractiveGenerator, LexicalScorer, LLMGenerator, cited_ids, content_words, lexical_scores, renumber
+from spr.generate import ExtractiveGenerator, LLMGenerator, cited_ids, content_words, lexical_scores, renumber
 from spr.records import ABSTAIN, ChunkRef, Evidence, Fact
+from spr.scoring import LexicalScorer
 from spr.verbalize import verbalize
 
 B = "https://example.org/"
