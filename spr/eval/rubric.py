@@ -19,7 +19,10 @@ Summarization"), plus reference-based scores.
 
 :class:`RubricJudge` is the :class:`~spr.eval.judge.Judge` that ``policykb eval --judge`` uses:
 its ``score`` adds these to faithfulness and the relevances; it finds a question's references by
-the question text (the runner hands the judge no gold).
+the question text (the runner hands the judge no gold). With ``ragas=False`` it scores the rubric
+table's metrics only (answer relevance, the rubric, semantic similarity, factual correctness) and
+skips faithfulness, context relevance and the judged citations: on two CPU cores those are most of
+the judge's ~12 model calls per answer (``bench/eval_rubric.py``).
 """
 
 from __future__ import annotations
@@ -215,25 +218,33 @@ class Rubric:
 
 class RubricJudge(Judge):
     """The RAGAS-style :class:`~spr.eval.judge.Judge` plus the rubric and the reference-based
-    scores. ``references``: question text → its reference answers (the dataset's gold)."""
+    scores. ``references``: question text → its reference answers (the dataset's gold);
+    ``ragas=False``: the rubric table's metrics only (see the module docstring)."""
 
     def __init__(
         self, llm: LLM, embedder: Embedder, references: Mapping[str, Sequence[str]] | None = None, *, runs: int = 3,
-        temperature: float = 0.7, **kwargs: Any,
+        temperature: float = 0.7, ragas: bool = True, **kwargs: Any,
     ):
         super().__init__(llm, embedder, **kwargs)
         self.references = {k: tuple(v) for k, v in (references or {}).items()}
         self.rubric = Rubric(llm, runs=runs, temperature=temperature)
+        self.ragas = ragas
 
     def score(self, question: str, answer: str, context: str, abstained: bool) -> dict[str, float | None]:
-        out = super().score(question, answer, context, abstained)
         answer = plain_text(answer)
         abstained = abstained or is_abstention(answer)
+        if self.ragas:
+            out = super().score(question, answer, context, abstained)
+        else:
+            out = {"answer_relevance": 0.0 if abstained else self._safe(self.answer_relevance, question, answer)}
         refs = self.references.get(question, ())
         out.update(self.rubric.score(question, answer))
         out["semantic_similarity"] = semantic_similarity(answer, refs, self.embedder)
         out["factual_correctness"] = (0.0 if abstained else self._safe(self.factual_correctness, question, answer, refs)) if refs else None
         return out
+
+    def citations(self, answer: str, evidence: Mapping[int, str], abstained: bool) -> dict[str, float | None]:
+        return super().citations(answer, evidence, abstained) if self.ragas else {}
 
     def factual_correctness(self, question: str, answer: str, references: Sequence[str]) -> float | None:
         """F1 of the answer's claims supported by the reference and the reference's claims

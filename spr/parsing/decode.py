@@ -34,24 +34,36 @@ class NgramDrafter:
         self.min_share = min_share
         counts: dict[tuple[int, ...], Counter[int]] = {}
         vocab: set[int] = set()
-        for seq in sequences:
-            seq = list(seq)
+        sequences_list = [list(seq) for seq in sequences]
+        for seq in sequences_list:
             vocab.update(seq)
             for i in range(1, len(seq)):
                 for n in range(1, min(max_n, i) + 1):
                     counts.setdefault(tuple(seq[i - n : i]), Counter())[seq[i]] += 1
+        starts: Counter[int] = Counter()
+        for seq in sequences_list:
+            if seq:
+                starts[seq[0]] += 1
+        # The empty key holds how targets begin: a draft before the first generated token rides
+        # along with the prompt's forward pass.
+        counts[()] = starts
         self.table: dict[tuple[int, ...], tuple[int, float]] = {}
         for key, c in counts.items():
-            token, hits = c.most_common(1)[0]
-            self.table[key] = (token, hits / sum(c.values()))
+            if c:
+                token, hits = c.most_common(1)[0]
+                self.table[key] = (token, hits / sum(c.values()))
         self.vocab = frozenset(vocab)  # every token of every target, minority continuations included
 
     def _next(self, context: Sequence[int]) -> tuple[int | None, float, int]:
-        """(most frequent next token, its share, matched context length) for the longest known key."""
+        """(most frequent next token, its share, matched context length) for the longest known key
+        (the empty key: how targets begin, for an empty context)."""
         for n in range(min(self.max_n, len(context)), 0, -1):
             found = self.table.get(tuple(context[-n:]))
             if found:
                 return found[0], found[1], n
+        if not context and () in self.table:
+            token, share = self.table[()]
+            return token, share, 0
         return None, 0.0, 0
 
     def draft(self, context: Sequence[int], prompt: Sequence[int]) -> list[int]:
@@ -112,15 +124,14 @@ def greedy_draft_verify(
 
     scorer = _Scorer(model, vocab)
     with torch.inference_mode():
-        logp, cache = scorer(prompt_ids, None)
-        logp = logp[-1:]
-        nxt = scorer.token(int(logp[0].argmax()))
-        generated, total, passes = [nxt], float(logp[0].max()), 1
-        while len(generated) < max_new_tokens and nxt != eos_id and not stop(generated):
-            draft = [t for t in drafter.draft(generated, prompt_ids) if scorer.known(t)][: max_new_tokens - len(generated)]
-            logps, cache = scorer([nxt, *draft], cache)
+        # The first pass reads the prompt and verifies a draft of the expression's opening with it.
+        fed: list[int] = list(prompt_ids)
+        cache, generated, total, passes = None, [], 0.0, 0
+        while True:
+            draft = [t for t in drafter.draft(generated, prompt_ids) if scorer.known(t)][: max(max_new_tokens - len(generated) - 1, 0)]
+            logps, cache = scorer(fed + draft, cache)
             passes += 1
-            best = logps.max(-1)
+            best = logps[len(fed) - 1 :].max(-1)  # row j: the model's choice after fed[-1], draft[:j]
             choice = [scorer.token(i) for i in best.indices.tolist()]
             accepted = 0
             while accepted < len(draft) and choice[accepted] == draft[accepted]:
@@ -129,12 +140,13 @@ def greedy_draft_verify(
             total += float(best.values[: accepted + 1].sum())
             # Drop the rejected draft tokens from the cache (a negative crop removes from the end;
             # the same call means that in transformers 4 and 5).
-            cache.crop(-(len(draft) - accepted))
+            if len(draft) > accepted:
+                cache.crop(-(len(draft) - accepted))
             cut = _first_end(generated, new, stop, eos_id)
             generated += new[:cut]
-            nxt = generated[-1]
-            if cut < len(new):
+            if cut < len(new) or len(generated) >= max_new_tokens or generated[-1] == eos_id or stop(generated):
                 break
+            fed = [generated[-1]]  # the model's own token, not yet in the cache
         return Decoded(generated, total, passes)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ModelError, ModelNotFoundError
-from spr.parsing.base_model import load_base
+from spr.parsing.base_model import decode_dtype, load_base
 from spr.parsing.candidate import ParseCandidate, parse_outputs
 
 META_FILE = "policykb-parser.json"
@@ -37,7 +37,7 @@ class LoRAParser:
 
     def __init__(
         self, adapter_dir: Path, beams: int, max_new_tokens: int, gguf_path: Path | None = None, model: Any = None,
-        tokenizer: Any = None, labels: Sequence[str] = (),
+        tokenizer: Any = None, labels: Sequence[str] = (), dtype: str = "float32",
     ):
         self.adapter_dir = Path(adapter_dir)
         if model is None and not (self.adapter_dir / "adapter_config.json").is_file():
@@ -49,6 +49,7 @@ class LoRAParser:
         self._drafter: Any = None
         self._label_tokens: set[int] | None = None
         self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
+        self.dtype = decode_dtype(dtype)  # of decoding; training is always float32
         self._lock = threading.Lock()
 
     @property
@@ -66,6 +67,11 @@ class LoRAParser:
                 raise ModelError(f"cannot load parser adapter {self.adapter_dir}: {exc}") from exc
             # Folding the adapter into the base weights removes the LoRA detour from every step.
             model = model.merge_and_unload()
+            if self.dtype != "float32":
+                import torch
+
+                # Half the bytes read per step, and bfloat16 matrix units where the CPU has them.
+                model = model.to(getattr(torch, self.dtype))
             model.eval()
             self._model, self._tokenizer = model, tokenizer
         return self._model, self._tokenizer

@@ -110,7 +110,9 @@ class SemanticParsingRetriever:
             ClassMatcher(embedder, read_terms(store, "class")),
             GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty, c.constrained_k),
         )
-        self.parser = parser or load_parser(c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens, c.shapes_first)
+        self.parser = parser or load_parser(
+            c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens, c.shapes_first, c.parser_dtype
+        )
 
     def retrieve(self, question: str) -> SPRResult:
         """Parse, ground, query: the first candidate whose query answers wins. The parser's
