@@ -69,8 +69,10 @@ def test_stop_and_token_limit(tiny_model):
 
 def test_drafter_stops_at_branches_and_prefers_copying():
     # After token 1 the targets continue 2 3 4 (always); after 4 they branch (5 or 6, equally).
-    drafter = NgramDrafter([[1, 2, 3, 4, 5], [1, 2, 3, 4, 6]], max_n=2, max_draft=10)
+    drafter = NgramDrafter([[1, 2, 3, 4, 5], [1, 2, 3, 4, 6]], max_n=2, max_draft=10, min_share=0.5)
     assert drafter.draft([1], prompt=[]) == [2, 3, 4]
+    # at the default share (0.2) it guesses on through an even branch
+    assert NgramDrafter([[1, 2, 3, 4, 5], [1, 2, 3, 4, 6]], max_n=2, max_draft=10).draft([1], prompt=[])[:4] == [2, 3, 4, 5]
     assert drafter.draft([9], prompt=[]) == []
     # Copying from the prompt: the context's last token occurs there.
     assert drafter.draft([7, 40], prompt=[11, 40, 41, 42]) == [41, 42]
