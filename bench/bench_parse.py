@@ -1,0 +1,100 @@
+"""Parse latency of the LoRA parser's greedy draft-and-verify decoder, baseline and current settings
+side by side in one run, on held-out PathQuestion questions (the split of
+``bench/eval_pathquestion.py``: paths never trained on).
+
+    .venv/bin/python bench/bench_parse.py --adapter ADAPTERS/pq-2h [--variant pq-2h] [--n 100] [--threads 2]
+
+Configurations (each decodes every question once after one warm-up question; outputs compared
+with the first configuration's, token for token):
+
+- ``float32, share 0.5``: the decoder before this wave (float32 weights; the drafter stops where
+  fewer than half the training targets continue alike);
+- ``float32, share 0.2``: the drafter guesses on through uneven branches;
+- ``bfloat16, share 0.2``: the default on CPUs with native bfloat16 (``[spr] parser_dtype = "auto"``).
+
+Prints p50/p95 ms, forward passes and generated tokens per parse; ``--json`` writes them.
+An adapter comes from ``bench/eval_pathquestion.py --train-only --adapters DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_pathquestion import DATA  # noqa: E402
+from spr.eval.pathquestion_kbqa import files, load_questions, split_by_path  # noqa: E402
+
+CONFIGS = (("float32", 0.5), ("float32", 0.2), ("bfloat16", 0.2))
+
+
+def decode(parser, question: str) -> tuple[list[int], int]:
+    """What ``LoRAParser.parse`` decodes (same prompt, stop rule and output vocabulary; no labels
+    of a KB here), with the forward passes it took."""
+    from spr.parsing.decode import greedy_draft_verify
+    from spr.parsing.lora import expression_closed, prompt
+
+    model, tok = parser._load()
+    drafter = parser.drafter()
+    ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
+    out = greedy_draft_verify(
+        model, ids, drafter, parser.max_new_tokens, lambda g: expression_closed(tok.decode(g, skip_special_tokens=True)),
+        tok.eos_token_id, drafter.vocab | set(ids) | {tok.eos_token_id},
+    )
+    return out.tokens, out.forward_passes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--adapter", type=Path, required=True, help="a trained parser adapter folder")
+    ap.add_argument("--variant", default="pq-2h", help="the PathQuestion variant it was trained on")
+    ap.add_argument("--n", type=int, default=100, help="held-out questions decoded per configuration")
+    ap.add_argument("--seed", type=int, default=13, help="the split and sample seed of eval_pathquestion")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+
+    import torch
+
+    from spr.parsing.lora import LoRAParser
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    _, held = split_by_path(load_questions(files(DATA, args.variant)[0]), args.seed)
+    questions = [q.question for q in random.Random(args.seed).sample(held, min(args.n, len(held)))]
+    rows, first = [], None
+    for dtype, share in CONFIGS:
+        parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype)
+        parser.drafter().min_share = share  # only gates drafting; the n-gram table is the same
+        decode(parser, questions[0])  # load and warm up
+        lat, passes, outputs = [], [], []
+        for q in questions:
+            t0 = time.perf_counter()
+            tokens, n = decode(parser, q)
+            lat.append((time.perf_counter() - t0) * 1000)
+            passes.append(n)
+            outputs.append(tokens)
+        first = first or outputs
+        row = {
+            "config": f"{dtype}, share {share}", "n": len(questions), "p50_ms": statistics.median(lat),
+            "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))], "passes": statistics.mean(passes),
+            "tokens": statistics.mean(len(o) for o in outputs), "same_output": sum(a == b for a, b in zip(outputs, first)) / len(first),
+        }
+        rows.append(row)
+        print(f"{row['config']:22s} p50 {row['p50_ms']:6.0f} ms  p95 {row['p95_ms']:6.0f}  passes {row['passes']:.2f}  "
+              f"tokens {row['tokens']:.1f}  same output {row['same_output']:.0%}", flush=True)  # fmt: skip
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"threads": torch.get_num_threads(), "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
