@@ -7,10 +7,13 @@ side by side in one run, on held-out PathQuestion questions (the split of
 Configurations (each decodes every question once after one warm-up question; outputs compared
 with the first configuration's, token for token):
 
-- ``float32, share 0.5``: the decoder before this wave (float32 weights; the drafter stops where
-  fewer than half the training targets continue alike);
-- ``float32, share 0.2``: the drafter guesses on through uneven branches;
-- ``bfloat16, share 0.2``: the default on CPUs with native bfloat16 (``[spr] parser_dtype = "auto"``).
+- ``before``: the decoder before this wave — float32 weights; the drafter stops where fewer than
+  half the training targets continue alike, drafts nothing with the prompt pass, and prefers a
+  longer memory match over copying from the question even after a rare token;
+- ``float32, drafts``: this wave's drafter (``NgramDrafter`` defaults: guesses on at a share of
+  0.2, drafts the opening with the prompt pass, copies the question after a rare token);
+- ``bfloat16, drafts``: the same in bfloat16, the default on CPUs with native bfloat16
+  (``[spr] parser_dtype = "auto"``).
 
 Prints p50/p95 ms, forward passes and generated tokens per parse; ``--json`` writes them.
 An adapter comes from ``bench/eval_pathquestion.py --train-only --adapters DIR``.
@@ -32,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from bench.eval_pathquestion import DATA  # noqa: E402
 from spr.eval.pathquestion_kbqa import files, load_questions, split_by_path  # noqa: E402
 
-CONFIGS = (("float32", 0.5), ("float32", 0.2), ("bfloat16", 0.2))
+# name, dtype, this wave's drafting
+CONFIGS = (("before", "float32", False), ("float32, drafts", "float32", True), ("bfloat16, drafts", "bfloat16", True))
 
 
 def decode(parser, question: str) -> tuple[list[int], int]:
@@ -70,9 +74,12 @@ def main() -> int:
     _, held = split_by_path(load_questions(files(DATA, args.variant)[0]), args.seed)
     questions = [q.question for q in random.Random(args.seed).sample(held, min(args.n, len(held)))]
     rows, first = [], None
-    for dtype, share in CONFIGS:
+    for name, dtype, drafts in CONFIGS:
         parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype)
-        parser.drafter().min_share = share  # only gates drafting; the n-gram table is the same
+        if not drafts:  # the earlier drafter: same n-gram table, the older rules
+            drafter = parser.drafter()
+            drafter.min_share, drafter.common = 0.5, drafter.vocab
+            drafter.table.pop((), None)
         decode(parser, questions[0])  # load and warm up
         lat, passes, outputs = [], [], []
         for q in questions:
@@ -83,7 +90,7 @@ def main() -> int:
             outputs.append(tokens)
         first = first or outputs
         row = {
-            "config": f"{dtype}, share {share}", "n": len(questions), "p50_ms": statistics.median(lat),
+            "config": name, "n": len(questions), "p50_ms": statistics.median(lat),
             "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))], "passes": statistics.mean(passes),
             "tokens": statistics.mean(len(o) for o in outputs), "same_output": sum(a == b for a, b in zip(outputs, first)) / len(first),
         }

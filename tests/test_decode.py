@@ -93,3 +93,13 @@ def test_the_prompt_pass_verifies_the_opening(tiny_model):
     wrong_start = NgramDrafter([[(expected[0] + 1) % 96, *expected[1:]]], max_n=4, max_draft=12)
     out = greedy_draft_verify(tiny_model, PROMPTS[1], wrong_start, 10, lambda g: False, eos_id=None)
     assert out.tokens == expected
+
+
+def test_after_a_rare_token_the_prompt_is_copied():
+    # Forty targets "1 2 <entity> 3" and one "1 2 50 51 52 3": after "1 2 50" the memory has a
+    # three-token match (another entity's continuation), the prompt a one-token one. Token 50 is in
+    # 2 of 41 targets — part of a name, not grammar — so the question's own continuation is drafted.
+    targets = [[1, 2, 50 + i, 3] for i in range(40)] + [[1, 2, 50, 51, 52, 3]]
+    assert NgramDrafter(targets).draft([1, 2, 50], prompt=[9, 50, 60, 61]) == [60, 61]
+    # with every token counted common, the longer memory match wins as before
+    assert NgramDrafter(targets, rare_share=0.0).draft([1, 2, 50], prompt=[9, 50, 60, 61])[:1] != [60]

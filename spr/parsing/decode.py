@@ -27,10 +27,15 @@ class NgramDrafter:
     0.5: a wrong draft costs only a wider pass (12 tokens ~1.4x the time of one), a right guess of a
     relation label saves a whole pass — on held-out PathQuestion (PQ-2H) 5.1 passes a parse
     instead of 6.8, the output unchanged. A prompt draft continues the last occurrence of the
-    context's tail in the prompt (labels copied from the question). The prompt draft wins unless
-    the memory draft matched a context at least two tokens longer."""
+    context's tail in the prompt (labels copied from the question). The prompt draft wins when the
+    last token is rare in the targets (in under ``rare_share`` of them: a piece of an entity's name,
+    not grammar or a relation label; the memory would continue another entity of the training
+    set) or when the memory draft matched no context at least two tokens longer."""
 
-    def __init__(self, sequences: Iterable[Sequence[int]] = (), max_n: int = 4, max_draft: int = 12, min_share: float = 0.2):
+    def __init__(
+        self, sequences: Iterable[Sequence[int]] = (), max_n: int = 4, max_draft: int = 12, min_share: float = 0.2,
+        rare_share: float = 0.05,
+    ):
         self.max_n = max_n
         self.max_draft = max_draft
         self.min_share = min_share
@@ -55,6 +60,8 @@ class NgramDrafter:
                 token, hits = c.most_common(1)[0]
                 self.table[key] = (token, hits / sum(c.values()))
         self.vocab = frozenset(vocab)  # every token of every target, minority continuations included
+        in_targets = Counter(t for seq in sequences_list for t in set(seq))
+        self.common = frozenset(t for t, n in in_targets.items() if n >= rare_share * len(sequences_list))
 
     def _next(self, context: Sequence[int]) -> tuple[int | None, float, int]:
         """(most frequent next token, its share, matched context length) for the longest known key
@@ -82,7 +89,7 @@ class NgramDrafter:
             memory.append(token)
             ctx.append(token)
             token, share, _ = self._next(ctx)
-        if copied and (not memory or copy_n + 2 > memory_n):
+        if copied and (not memory or copy_n + 2 > memory_n or context[-1] not in self.common):
             return copied
         return memory
 
