@@ -22,6 +22,7 @@ import numpy as np
 
 from core.cache import EmbeddingCache
 from core.config import EmbedConfig
+from core.cpu import resolve_dtype
 from core.errors import ModelError, ModelNotFoundError
 from core.model_parts import SplitModel
 from core.usage import UsageTracker
@@ -197,6 +198,7 @@ class SentenceTransformerEmbedder(Embedder):
         pooling: Pooling = "auto",
         max_seq_length: int = 0,
         device: str = "cpu",
+        dtype: str = "float32",
         **kwargs: Any,
     ):
         named = resolve_model_name(model_dir) if isinstance(model_dir, str) and model_dir else None
@@ -212,7 +214,11 @@ class SentenceTransformerEmbedder(Embedder):
         self.model_dir = path
         self.has_st_config = (path / "modules.json").is_file()
         self.pooling = pooling if pooling != "auto" or self.has_st_config else "mean"
-        super().__init__(f"st:{label}:{self.pooling}:{_dir_identity(path)}", **kwargs)
+        self.dtype = resolve_dtype(dtype)
+        # bfloat16 vectors differ slightly from float32 ones: their own cache entries (float32 ids
+        # stay as they were, so existing caches remain valid)
+        precision = "" if self.dtype == "float32" else f"{self.dtype}:"
+        super().__init__(f"st:{label}:{self.pooling}:{precision}{_dir_identity(path)}", **kwargs)
         self.max_seq_length = max_seq_length
         self.device = device
         self._model: Any = None
@@ -230,7 +236,7 @@ class SentenceTransformerEmbedder(Embedder):
     def _load(self) -> Any:
         # Weights are read-only and take seconds to load, so every embedder of the same model in
         # one process (ingest stages, retrievers) shares one loaded copy.
-        key = (str(self.model_dir), self.pooling, self.max_seq_length, self.device)
+        key = (str(self.model_dir), self.pooling, self.max_seq_length, self.device, self.dtype)
         with _LOADED_LOCK:
             if key not in _LOADED:
                 _LOADED[key] = self._load_weights()
@@ -257,6 +263,10 @@ class SentenceTransformerEmbedder(Embedder):
             raise ModelError(f"cannot load embedding model {self.model_dir}: {exc}") from exc
         if self.max_seq_length:
             model.max_seq_length = self.max_seq_length
+        if self.dtype != "float32":
+            import torch
+
+            model.to(getattr(torch, self.dtype))
         return model
 
     @property
@@ -303,6 +313,7 @@ def make_embedder(
         config.model or None,
         pooling=config.pooling,
         max_seq_length=config.max_seq_length,
+        dtype=config.dtype,
         batch_size=config.batch_size,
         cache=EmbeddingCache(Path(cache_path)) if use_cache and cache_path is not None else None,
         tracker=tracker,

@@ -114,3 +114,16 @@ def test_plain_hf_encoder_loads_with_cls_pooling(tmp_path, minilm):
     assert float(v_cls @ v_mean) < 0.99  # CLS differs from mean pooling
     # MiniLM's own config is mean pooling + normalize, so 'auto' on the plain copy matches it.
     np.testing.assert_allclose(v_mean, v_st, atol=1e-5)
+
+
+def test_bfloat16_embedder_is_close_and_cached_apart():
+    # The real MiniLM in bfloat16: its vectors point where the float32 ones do, and they get
+    # their own cache entries (another model id), so a KB's float32 cache is never mixed.
+    full = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    half = SentenceTransformerEmbedder("all-MiniLM-L6-v2", dtype="bfloat16")
+    texts = ["Member States shall report every two years.", "The fund supports coal regions."]
+    a, b = full.embed_many(texts), half.embed_many(texts)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.99
+    assert half.model_id != full.model_id and "bfloat16" in half.model_id
+    assert SentenceTransformerEmbedder("all-MiniLM-L6-v2", dtype="float32").model_id == full.model_id

@@ -232,16 +232,6 @@ def test_reindex_parser_pauses_resumes_then_is_up_to_date(cli_kb, tmp_path):
     assert "parser      lora" in parsed.output
 
 
-def test_decode_dtype_follows_the_cpu():
-    from spr.parsing.base_model import decode_dtype, native_bf16
-
-    sapphire = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile\n"
-    zen2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
-    assert native_bf16(sapphire) and not native_bf16(zen2) and not native_bf16("")
-    assert decode_dtype("auto", sapphire) == "bfloat16" and decode_dtype("auto", zen2) == "float32"
-    assert decode_dtype("float32", sapphire) == "float32" and decode_dtype("bfloat16", zen2) == "bfloat16"
-
-
 @pytest.mark.slow
 def test_parser_base_is_unpacked_once_and_reloads_identically(tmp_path, monkeypatch):
     import torch

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.cpu import resolve_dtype
 from core.errors import ModelError, ModelNotFoundError
-from spr.parsing.base_model import decode_dtype, load_base
+from spr.parsing.base_model import load_base
 from spr.parsing.candidate import ParseCandidate, parse_outputs
 
 META_FILE = "policykb-parser.json"
@@ -49,7 +50,7 @@ class LoRAParser:
         self._drafter: Any = None
         self._label_tokens: set[int] | None = None
         self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
-        self.dtype = decode_dtype(dtype)  # of decoding; training is always float32
+        self.dtype = resolve_dtype(dtype)  # of decoding; training is always float32
         self._lock = threading.Lock()
 
     @property
