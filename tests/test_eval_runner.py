@@ -167,3 +167,18 @@ def test_score_one_answer_by_hand():
     # [2] cites nothing the answer carries (no Citation records): unsupported, and not needed
     checked = score(q, answer, doc_of, EvalSettings(systems=("vector",), answer="extractive", k=10, recall_ks=(1,)), SupportChecker(None, 0.5))
     assert (checked["citation_recall"], checked["citation_precision"]) == (0.0, 0.0)
+
+
+def test_embedder_precision_is_part_of_the_build_settings():
+    from spr.eval.runner import _build_settings
+
+    base = Config()
+    half = base.model_copy(update={"embed": base.embed.model_copy(update={"dtype": "bfloat16"})})
+    assert _build_settings(half) != _build_settings(base)  # other vectors: another KB
+    # float32 hashes as before the setting existed, so cached KBs are not rebuilt
+    import hashlib
+
+    parts = {n: getattr(base, n).model_dump(mode="json") for n in ("ontology", "ingest", "embed", "weights", "questions")}
+    parts["embed"].pop("dtype")
+    parts["base_iri"] = base.kb.base_iri
+    assert _build_settings(base) == hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

@@ -57,6 +57,8 @@ def corpus_digest(dataset: EvalDataset, folder: Path) -> tuple[str, list[Path]]:
 def _build_settings(config: Config) -> str:
     """The configuration that shapes a KB's content: a changed value means a rebuild."""
     parts = {name: getattr(config, name).model_dump(mode="json") for name in ("ontology", "ingest", "embed", "weights", "questions")}
+    if parts["embed"].get("dtype") == "float32":  # the format before the setting existed: cached KBs stay valid
+        del parts["embed"]["dtype"]
     parts["base_iri"] = config.kb.base_iri
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
