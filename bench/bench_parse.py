@@ -39,22 +39,6 @@ from spr.eval.pathquestion_kbqa import files, load_questions, split_by_path  # n
 CONFIGS = (("before", "float32", False), ("float32, drafts", "float32", True), ("bfloat16, drafts", "bfloat16", True))
 
 
-def decode(parser, question: str) -> tuple[list[int], int]:
-    """What ``LoRAParser.parse`` decodes (same prompt, stop rule and output vocabulary; no labels
-    of a KB here), with the forward passes it took."""
-    from spr.parsing.decode import greedy_draft_verify
-    from spr.parsing.lora import expression_closed, prompt
-
-    model, tok = parser._load()
-    drafter = parser.drafter()
-    ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
-    out = greedy_draft_verify(
-        model, ids, drafter, parser.max_new_tokens, lambda g: expression_closed(tok.decode(g, skip_special_tokens=True)),
-        tok.eos_token_id, drafter.vocab | set(ids) | {tok.eos_token_id},
-    )
-    return out.tokens, out.forward_passes
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--adapter", type=Path, required=True, help="a trained parser adapter folder")
@@ -80,11 +64,12 @@ def main() -> int:
             drafter = parser.drafter()
             drafter.min_share, drafter.common = 0.5, drafter.vocab
             drafter.table.pop((), None)
-        decode(parser, questions[0])  # load and warm up
+        parser.decode(questions[0])  # load and warm up
         lat, passes, outputs = [], [], []
         for q in questions:
             t0 = time.perf_counter()
-            tokens, n = decode(parser, q)
+            out = parser.decode(q)
+            tokens, n = out.tokens, out.forward_passes
             lat.append((time.perf_counter() - t0) * 1000)
             passes.append(n)
             outputs.append(tokens)

@@ -92,6 +92,12 @@ class LoRAParser:
     def parse(self, question: str) -> list[ParseCandidate]:
         if self.beams > 1:
             return self.parse_many([question], self.beams)[0]
+        out = self.decode(question)
+        return parse_outputs([self._load()[1].decode(out.tokens, skip_special_tokens=True)], [out.mean_prob])
+
+    def decode(self, question: str) -> Any:
+        """Greedy draft-and-verify decoding of one question: the tokens, their log-probability and
+        the forward passes it took (:class:`spr.parsing.decode.Decoded`)."""
         from spr.parsing.decode import greedy_draft_verify
 
         with self._lock:
@@ -107,8 +113,7 @@ class LoRAParser:
             if self._label_tokens is None:
                 self._label_tokens = {t for label in self.labels for t in tok(" " + label, add_special_tokens=False)["input_ids"]}
             vocab = (drafter.vocab | self._label_tokens | set(ids) | {tok.eos_token_id}) if drafter.vocab else None
-            out = greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
-        return parse_outputs([tok.decode(out.tokens, skip_special_tokens=True)], [out.mean_prob])
+            return greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
 
     def parse_many(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[ParseCandidate]]:
         """Valid candidates per question, best first."""
