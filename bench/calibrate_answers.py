@@ -212,6 +212,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", action="append", required=True, help="squad2, policyqa, dev-eu, dev-necp, dev-de (repeatable)")
     ap.add_argument("--embed", default=Config().embed.model)
+    ap.add_argument("--embed-dtype", default=Config().embed.dtype, choices=("float32", "bfloat16", "auto"),
+                    help="[embed] dtype (float32 reuses the KBs built before bfloat16 was the default)")
     ap.add_argument("--mode", default=Config().answer.mode)
     ap.add_argument("--k", type=int, default=Config().answer.k)
     ap.add_argument("--limit", type=int, default=None, help="seeded sample of a public set's questions")
@@ -234,7 +236,7 @@ def main() -> int:
 
 
     config = Config()
-    config = config.model_copy(update={"embed": config.embed.model_copy(update={"model": args.embed})})
+    config = config.model_copy(update={"embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype})})
     cache = user_cache_dir() / f"retrieval-{Path(args.embed).name}"
     report: dict = {"mode": args.mode, "k": args.k, "embed": args.embed, "sets": {}}
     pooled: list[dict] = []

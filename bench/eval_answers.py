@@ -118,7 +118,11 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--embed", default=Config().embed.model)
+    ap.add_argument("--embed-dtype", default=Config().embed.dtype, choices=("float32", "bfloat16", "auto"),
+                    help="[embed] dtype (float32 reuses the KBs built before bfloat16 was the default)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--llm-cache", action="store_true",
+                    help="keep the KB's LLM cache on: a rerun gets the same replies (to compare what is done with them; its latencies are the cache's)")
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
     ap.add_argument("--translate", choices=("auto", "off"), default=None, help="[answer] translate_questions")
@@ -128,8 +132,8 @@ def main() -> int:
     dataset = load(args.set, default_data_dir(), None)
     config = Config()
     config = config.model_copy(update={
-        "embed": config.embed.model_copy(update={"model": args.embed}),
-        "llm": config.llm.model_copy(update={"cache": False}),  # every LLM answer a real call
+        "embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype}),
+        "llm": config.llm.model_copy(update={"cache": args.llm_cache}),  # by default every LLM answer a real call
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,

@@ -67,7 +67,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", required=True, help="hotpotqa, musique, rag-eurlex, dev-eu, dev-necp, dev-de")
     ap.add_argument("--embed", default="all-MiniLM-L6-v2", help="embedder name or model folder")
-    ap.add_argument("--embed-dtype", default="float32", choices=("float32", "bfloat16", "auto"), help="[embed] dtype")
+    ap.add_argument("--embed-dtype", default=Config().embed.dtype, choices=("float32", "bfloat16", "auto"), help="[embed] dtype")
     ap.add_argument("--limit", type=int, default=None, help="seeded sample of the questions (public sets)")
     ap.add_argument("--data-dir", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=None, help="KB cache folder (default: the user cache)")
@@ -86,8 +86,7 @@ def main() -> int:
         "questions": config.questions.model_copy(update={"build": args.question_bank}),
         "communities": config.communities.model_copy(update={"build": False}),  # no mode here reads them
     })
-    precision = "" if args.embed_dtype == "float32" else f"-{args.embed_dtype}"  # a KB of its own
-    cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}{precision}"
+    cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}"  # bfloat16 KBs: <set>-bfloat16
     t0 = time.perf_counter()
     kb_config, note = prepare_kb(dataset, config, cache, ingest_summary, reindex=reindex_summary)
     build_s = time.perf_counter() - t0

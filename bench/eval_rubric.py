@@ -57,6 +57,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-k", type=int, default=5, help="chunks (community: reports) retrieved per question")
     ap.add_argument("--embed", default="all-MiniLM-L6-v2")
+    ap.add_argument("--embed-dtype", default=Config().embed.dtype, choices=("float32", "bfloat16", "auto"),
+                    help="[embed] dtype (float32 reuses the KBs built before bfloat16 was the default)")
     ap.add_argument("--ragas", action="store_true", help="also faithfulness, context relevance, judged citations")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "rubric")
     args = ap.parse_args()
@@ -66,7 +68,7 @@ def main() -> int:
     # the dev set's KB: same corpus, same name, so prepare_kb reuses it
     dataset = replace(sample(full, args.limit, args.seed, "full"), name="eu_regulations")
     config = Config()
-    config = config.model_copy(update={"embed": config.embed.model_copy(update={"model": args.embed})})
+    config = config.model_copy(update={"embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype})})
     started = time.perf_counter()
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
     print(note, flush=True)

@@ -32,6 +32,17 @@ DEFAULT_EMBED_NAME = "all-MiniLM-L6-v2"
 Pooling = Literal["auto", "mean", "cls"]
 
 
+def same_vectors(a: str, b: str) -> bool:
+    """Whether two embedder model ids make interchangeable vectors: the same model and weights,
+    whatever the number format (bfloat16 vectors are within cosine 0.998 of float32 ones), so an
+    index built in one format is searched with questions embedded in the other.
+
+    >>> same_vectors("st:m:mean:bfloat16:abc", "st:m:mean:abc"), same_vectors("st:m:mean:abc", "st:n:mean:abc")
+    (True, False)
+    """
+    return a.replace(":bfloat16:", ":") == b.replace(":bfloat16:", ":")
+
+
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Float32 rows scaled to unit L2 norm; all-zero rows stay zero."""
     out = np.asarray(vectors, dtype=np.float32)

@@ -170,11 +170,16 @@ def test_score_one_answer_by_hand():
 
 
 def test_embedder_precision_is_part_of_the_build_settings():
+    from core.cpu import resolve_dtype
     from spr.eval.runner import _build_settings
 
     base = Config()
+    base = base.model_copy(update={"embed": base.embed.model_copy(update={"dtype": "float32"})})
     half = base.model_copy(update={"embed": base.embed.model_copy(update={"dtype": "bfloat16"})})
+    auto = base.model_copy(update={"embed": base.embed.model_copy(update={"dtype": "auto"})})
     assert _build_settings(half) != _build_settings(base)  # other vectors: another KB
+    # "auto" is hashed as what it resolves to here: the same KB as asking for that format
+    assert _build_settings(auto) == _build_settings(half if resolve_dtype("auto") == "bfloat16" else base)
     # float32 hashes as before the setting existed, so cached KBs are not rebuilt
     import hashlib
 
@@ -182,3 +187,27 @@ def test_embedder_precision_is_part_of_the_build_settings():
     parts["embed"].pop("dtype")
     parts["base_iri"] = base.kb.base_iri
     assert _build_settings(base) == hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def test_eval_kbs_of_each_precision_live_side_by_side(tmp_path):
+    """Switching [embed] dtype builds a KB of its own and leaves the other one cached."""
+    from spr.eval.records import EvalDataset, Passage
+    from spr.eval.runner import prepare_kb
+
+    dataset = EvalDataset("tiny", (), (Passage("p1", "One", "A passage."),))
+    built: list[Path] = []
+
+    def ingest(config: Config, paths) -> str:  # records where the KB would be built
+        built.append(config.kb_dir)
+        return "ingested"
+
+    base = Config()
+    full = base.model_copy(update={"embed": base.embed.model_copy(update={"dtype": "float32"})})
+    half = base.model_copy(update={"embed": base.embed.model_copy(update={"dtype": "bfloat16"})})
+    c32, note32 = prepare_kb(dataset, full, tmp_path, ingest)
+    c16, note16 = prepare_kb(dataset, half, tmp_path, ingest)
+    assert c32.kb_dir == tmp_path / "eval" / "tiny" / "kb" and c16.kb_dir == tmp_path / "eval" / "tiny-bfloat16" / "kb"
+    assert note32.startswith("built") and note16.startswith("built")
+    assert prepare_kb(dataset, full, tmp_path, ingest)[1].startswith("reused")  # still there
+    assert prepare_kb(dataset, half, tmp_path, ingest)[1].startswith("reused")
+    assert built == [c32.kb_dir, c16.kb_dir]

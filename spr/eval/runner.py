@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.config import Config
+from core.cpu import resolve_dtype
 from core.errors import PolicyKBError
 from spr.eval import metrics as m
 from spr.eval.citations import citation_metrics, cited_evidence, plain_text
@@ -57,7 +58,8 @@ def corpus_digest(dataset: EvalDataset, folder: Path) -> tuple[str, list[Path]]:
 def _build_settings(config: Config) -> str:
     """The configuration that shapes a KB's content: a changed value means a rebuild."""
     parts = {name: getattr(config, name).model_dump(mode="json") for name in ("ontology", "ingest", "embed", "weights", "questions")}
-    if parts["embed"].get("dtype") == "float32":  # the format before the setting existed: cached KBs stay valid
+    parts["embed"]["dtype"] = resolve_dtype(parts["embed"]["dtype"])  # what the vectors are, not how it was asked
+    if parts["embed"]["dtype"] == "float32":  # the format before the setting existed: cached KBs stay valid
         del parts["embed"]["dtype"]
     parts["base_iri"] = config.kb.base_iri
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
@@ -86,7 +88,9 @@ def prepare_kb(
     settings are unchanged, else built from scratch. When only the settings of cheap derived
     stages changed (keywords, communities, reports; or the KB predates them) and ``reindex`` is
     given, only those stages run. Returns its config and what was done."""
-    folder = Path(cache_dir) / "eval" / dataset.name
+    precision = resolve_dtype(base.embed.dtype)
+    # KBs of float32 and bfloat16 vectors live side by side, so switching does not rebuild either
+    folder = Path(cache_dir) / "eval" / (dataset.name if precision == "float32" else f"{dataset.name}-{precision}")
     folder.mkdir(parents=True, exist_ok=True)
     digest, paths = corpus_digest(dataset, folder)
     config = base.model_copy(update={"kb": base.kb.model_copy(update={"dir": folder / "kb"})})

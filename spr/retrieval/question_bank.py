@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from core.embed import Embedder
+from core.embed import Embedder, same_vectors
 from core.errors import InputError, StoreError
 from spr.records import ChunkRef, Evidence
 from spr.retrieval.base import Retriever, chunk_evidence
@@ -66,7 +66,7 @@ class QuestionBankRetriever:
     def bank(self) -> QuestionBank:
         if self._bank is None:
             bank = load_question_bank(self.folder)
-            if bank.model_id and bank.model_id != self.embedder.model_id:
+            if bank.model_id and not same_vectors(bank.model_id, self.embedder.model_id):
                 raise StoreError(
                     f"the question bank was embedded with {bank.model_id}, not {self.embedder.model_id}; {REINDEX_HINT}"
                 )
