@@ -28,7 +28,7 @@ from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
 from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
 from spr.scoring import SentenceScorer
-from spr.verify import SupportChecker, claims, coverage
+from spr.verify import SupportChecker, claims, coverage, needed_citations
 
 if TYPE_CHECKING:
     from core.llm import LLM
@@ -318,7 +318,8 @@ def evidence_texts(context: FusedContext) -> dict[int, str]:
 
 
 def check_claims(text: str, evidence: dict[int, str], checker: SupportChecker, policy: str) -> tuple[str, tuple[str, ...]]:
-    """Each sentence of ``text`` kept with the citations that support it. A sentence its own
+    """Each sentence of ``text`` kept with the citations that support it (only those it needs:
+    :func:`spr.verify.needed_citations`). A sentence its own
     citations do not support is cited to the one piece of evidence that does (the two sharing
     most of its words are tried), else dropped (``policy`` "drop") or kept uncited with
     :data:`UNSUPPORTED_MARK` ("mark"). Returns the new text and the unsupported sentences."""
@@ -330,7 +331,8 @@ def check_claims(text: str, evidence: dict[int, str], checker: SupportChecker, p
             continue
         cited = [c for c in claim.cited if c in evidence]
         if cited and checker.support(claim.text, [evidence[c] for c in cited]).supported:
-            out.append(_with_markers(claim.text, cited))
+            # a citation the sentence does not need would send the reader to text that does not say it
+            out.append(_with_markers(claim.text, needed_citations(claim.text, cited, evidence, checker)))
             continue
         others = sorted((c for c in evidence if c not in cited), key=lambda c: -coverage(claim.text, evidence[c]))
         alternative = next((c for c in others[:2] if checker.support(claim.text, [evidence[c]]).supported), None)

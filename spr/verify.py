@@ -182,6 +182,24 @@ class CitationScores:
     citations: int
 
 
+def needed_citations(claim: str, cited: Sequence[int], evidence: Mapping[int, str], checker: SupportChecker) -> list[int]:
+    """The citations of a supported ``claim`` that it needs, in their order: those that support it
+    alone; if none does, a smallest-first-found set that supports it together, every one of which
+    the others cannot do without (so each is needed by :func:`citation_scores`' rule). A model
+    citing "[1][2]" where only [2] states the fact keeps "[2]"."""
+    if len(cited) < 2:
+        return list(cited)
+    alone = [c for c in cited if checker.support(claim, [evidence[c]]).supported]
+    if alone:
+        return alone
+    keep = list(cited)
+    for c in cited:
+        rest = [o for o in keep if o != c]
+        if rest and checker.support(claim, [evidence[o] for o in rest]).supported:
+            keep = rest
+    return keep
+
+
 def citation_scores(answer: str, evidence: Mapping[int, str], checker: SupportChecker) -> CitationScores:
     """ALCE citation recall and precision of ``answer`` given the text behind each citation id.
 

@@ -59,7 +59,8 @@ def test_cited_evidence_is_the_chunk_with_its_facts_else_the_quote():
         "x [1][2][3][4].", cite(1, "c-fine", "quote 1"), cite(2, "c-gone", "the quoted sentence"), cite(3, "", ""), cite(4, "c-solar"),
         evidence=(*EVIDENCE, triple),
     ))
-    assert got == {1: FINE + "\nOperator has fine EUR 50,000.", 2: "the quoted sentence", 4: SOLAR}  # 3: a source without text
+    # each chunk under its title (here its IRI), as the generator showed it; 3: a source without text
+    assert got == {1: "c-fine\n" + FINE + "\nOperator has fine EUR 50,000.", 2: "the quoted sentence", 4: "c-solar\n" + SOLAR}
 
 
 # --- the support check of the generator ----------------------------------------------------------------

@@ -13,7 +13,7 @@ from core.usage import Usage
 from spr.fuse import fuse
 from spr.generate import UNSUPPORTED_MARK, LLMGenerator, check_claims, evidence_texts
 from spr.records import ABSTAIN, ChunkRef, Evidence
-from spr.verify import SupportChecker, citation_scores, claims, coverage, numbers, unmatched_numbers
+from spr.verify import SupportChecker, citation_scores, claims, coverage, needed_citations, numbers, unmatched_numbers
 
 B = "https://example.org/"
 FINE = "An operator who fails to register an installation shall pay a fine of up to EUR 50,000."
@@ -80,6 +80,27 @@ def test_check_claims_recites_drops_or_marks(checker):
     assert dropped == ("Nuclear plants are banned.",)
     marked, _ = check_claims(text, evidence, checker, "mark")
     assert marked.endswith(f"Nuclear plants are banned {UNSUPPORTED_MARK}.")
+
+
+def test_check_claims_keeps_only_the_citations_a_sentence_needs(checker):
+    evidence = evidence_texts(CONTEXT)
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    plan_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == PLAN)
+    text = f"The fine is up to EUR 50,000 [{plan_id}][{fine_id}]."
+    before = citation_scores(text, evidence, checker)
+    kept, dropped = check_claims(text, evidence, checker, "drop")
+    assert kept == f"The fine is up to EUR 50,000 [{fine_id}]." and not dropped  # [plan] says nothing of fines
+    after = citation_scores(kept, evidence, checker)
+    assert (before.precision, after.precision, after.recall) == (0.5, 1.0, 1.0)
+
+
+def test_needed_citations_keeps_a_pair_that_supports_only_together(checker):
+    evidence = {1: FINE, 2: TARGET, 3: "Unrelated text about fisheries quotas in the Baltic."}
+    both = "Operators pay fines up to EUR 50,000, and the Plan targets 12 GW of solar capacity by 2030."
+    assert not checker.support(both, [FINE]).supported and not checker.support(both, [TARGET]).supported
+    assert needed_citations(both, [3, 1, 2], evidence, checker) == [1, 2]  # [3] goes, the pair stays
+    assert citation_scores(f"{both} [1][2]", evidence, checker).precision == 1.0
+    assert needed_citations("One.", [2], evidence, checker) == [2]  # a single citation is not re-checked
 
 
 class Scripted(LLM):

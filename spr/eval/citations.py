@@ -15,8 +15,9 @@ number present: ``[answer] min_support``) in place of ALCE's NLI model, or, unde
 by the judge model (:class:`spr.eval.judge.LLMSupport`). The arithmetic is
 :func:`spr.verify.citation_scores`; this module builds its inputs from an answer:
 
-- the text behind each citation id (:func:`cited_evidence`): the text of the chunk the citation
-  points at (``Citation.chunk``, looked up among ``Answer.evidence``) plus the verbalized facts
+- the text behind each citation id (:func:`cited_evidence`): the title and text of the chunk the
+  citation points at (``Citation.chunk``, looked up among ``Answer.evidence``; the generator shows
+  each passage under its title, and the check in the product reads it too) plus the verbalized facts
   retrieved from that chunk (the generator showed both under that number), else the citation's
   quote;
 - the claims: the answer's sentences (:func:`spr.verify.claims`), with a marker written after the
@@ -51,14 +52,15 @@ def plain_text(text: str) -> str:
 
 
 def cited_evidence(answer: Answer) -> dict[int, str]:
-    """Citation id → the text behind it: the cited chunk's text and the facts retrieved from that
+    """Citation id → the text behind it: the cited chunk's title and text and the facts retrieved from that
     chunk (``Answer.evidence``), else the citation's quote. An id whose source has no text (a fact
     of a plain RDF file) is left out: its markers then cite no evidence."""
     by_chunk: dict[str, list[str]] = {}
     for e in answer.evidence:
         if e.chunk is None:
             continue
-        texts = by_chunk.setdefault(e.chunk.iri, [e.chunk.text])
+        # the title too: the model and the reader see each passage under it ("NIS2 Directive Article 23")
+        texts = by_chunk.setdefault(e.chunk.iri, [e.chunk.title, e.chunk.text] if e.chunk.title else [e.chunk.text])
         if e.text and e.text not in texts:
             texts.append(e.text)
     out: dict[int, str] = {}
