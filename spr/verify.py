@@ -70,8 +70,9 @@ class Support:
 
 
 # Markers (and the unsupported mark) written after the full stop belong to the sentence before it:
-# "A. [1] B." is "A [1]. B."; moved back first, so the sentence splitter cannot hand them on.
-_TRAILING = re.compile(r"([.!?])((?:\s*\[(?:\d{1,3}(?:\s*[,;]\s*\d{1,3})*|unsupported)\])+)")
+# "A. [1] B." is "A [1]. B."; moved back first, so the sentence splitter cannot hand them on. The
+# splitter also ends a unit at ";" (the items of a legal list, which extractive answers quote).
+_TRAILING = re.compile(r"([.!?;])((?:\s*\[(?:\d{1,3}(?:\s*[,;]\s*\d{1,3})*|unsupported)\])+)")
 
 
 def attach_markers(text: str) -> str:
@@ -79,6 +80,8 @@ def attach_markers(text: str) -> str:
 
     >>> attach_markers("They give EUR 800 million. [2] It runs to 2030. [1][3]")
     'They give EUR 800 million [2]. It runs to 2030 [1][3].'
+    >>> attach_markers("(a) within 24 hours, an early warning; [1] Member States shall ensure it. [2]")
+    '(a) within 24 hours, an early warning [1]; Member States shall ensure it [2].'
     """
     return _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
 
