@@ -219,6 +219,7 @@ def main() -> None:
         print(table(results))
     print(f"total {time.perf_counter() - started:.0f} s")
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"results": results, "args": vars(args)}, default=str, indent=2))
 
 
