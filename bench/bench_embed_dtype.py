@@ -25,21 +25,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.check_devset import DEV_SETS  # noqa: E402
-from bench.eval_retrieval import load  # noqa: E402
+from bench.eval_retrieval import ChunkTexts, gold_scores, load  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from core.embed import SentenceTransformerEmbedder  # noqa: E402
 from kgpipeline.derived.chunk_vectors import ChunkVectorStage  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
-from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import document_ids, prepare_kb, resolve_contexts  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 from store.layout import KBLayout  # noqa: E402
-from store.units import read_units  # noqa: E402
 from store.vectors import VectorIndex  # noqa: E402
-from store.vocab import PKB  # noqa: E402
 
 K = 5
 
@@ -67,10 +63,7 @@ def run_set(name: str, embed: str, data_dir: Path) -> dict:
     print(note, flush=True)
     with KnowledgeBase.open(kb_config) as kb:
         doc_of = document_ids(kb.store)
-        units = {u.iri: u for u in read_units(kb.store)}
-        doc_id = {iri: doc_of.get(u.document, "") for iri, u in units.items()}
-        raw = {r["c"].value: r["t"].value for r in kb.store.select(  # type: ignore[union-attr]
-            f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows}
+        texts = ChunkTexts.read(kb.store, doc_of)
         questions = [q for q in resolve_contexts(kb.store, dataset.questions, doc_of) if q.answerable]
         formats: dict[str, dict] = {}
         tops: dict[str, list[list[str]]] = {}
@@ -80,25 +73,21 @@ def run_set(name: str, embed: str, data_dir: Path) -> dict:
             embedder.embed_many(["warm-up"])  # model load outside the timing
             with tempfile.TemporaryDirectory() as tmp:
                 t = time.perf_counter()
-                summary = ChunkVectorStage(embedder).run(kb.store, Path(tmp))
+                summary = ChunkVectorStage(embedder, kb.config.retrieval.window_overlap).run(kb.store, Path(tmp))
                 seconds = time.perf_counter() - t
                 index = VectorIndex.load(KBLayout(Path(tmp)).index("chunks"))
             qvecs[dtype] = embedder.embed_many([q.question for q in questions])
             tops[dtype] = [best_windows(index, v, K) for v in qvecs[dtype]]
             scores: dict[str, list[float]] = {}
             for q, top in zip(questions, tops[dtype], strict=True):
-                if q.gold_contexts and name in DEV_SETS:
-                    v = m.quote_recall_at_k([raw.get(c, "") for c in top], q.gold_contexts, K)
-                    scores.setdefault(f"QR@{K}", []).append(v or 0.0)
-                if q.gold_passage_ids:
-                    docs = m.dedupe(doc_id.get(c, "") for c in top)
-                    scores.setdefault(f"R@{K}", []).append(m.recall_at_k(docs, q.gold_passage_ids, K) or 0.0)
+                for key, v in gold_scores(name, q, top, texts, (K,)).items():
+                    scores.setdefault(key, []).append(v)
             formats[dtype] = {"embed_s": round(seconds, 1), "index": summary,
                               **{key: round(float(np.mean(v)), 3) for key, v in scores.items()}}
             print(name, dtype, json.dumps(formats[dtype]), flush=True)
         overlap = np.mean([len(set(a) & set(b)) / K for a, b in zip(tops["float32"], tops["bfloat16"], strict=True)])
         cos = np.mean(np.sum(qvecs["float32"] * qvecs["bfloat16"], axis=1))
-        result = {"set": name, "embed": embed, "questions": len(questions), "chunks": len(units), "formats": formats,
+        result = {"set": name, "embed": embed, "questions": len(questions), "chunks": len(texts.doc_id), "formats": formats,
                   "top5_overlap": round(float(overlap), 3), "question_cosine": round(float(cos), 4),
                   "speedup": round(formats["float32"]["embed_s"] / max(formats["bfloat16"]["embed_s"], 1e-9), 2)}
         print(name, embed, json.dumps({k: result[k] for k in ("top5_overlap", "question_cosine", "speedup")}), flush=True)

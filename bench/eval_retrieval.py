@@ -23,6 +23,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,35 @@ def load(name: str, data_dir: Path, limit: int | None):
     if name in DEV_SETS:
         return load_dev(name, data_dir)
     return sample(load_dataset(name, data_dir), limit, 0, "full")
+
+
+@dataclass(frozen=True)
+class ChunkTexts:
+    """What scoring a ranking needs from the KB: each chunk's document id and its texts."""
+
+    doc_id: dict[str, str]  # chunk IRI -> its document's id
+    raw: dict[str, str]  # chunk IRI -> the stored text (where gold quotes are looked for)
+    unit: dict[str, str]  # chunk IRI -> the retrieval unit's text (a fallback)
+
+    @classmethod
+    def read(cls, store, doc_of: dict[str, str]) -> ChunkTexts:
+        units = {u.iri: u for u in read_units(store)}
+        raw = {r["c"].value: r["t"].value for r in store.select(f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows}
+        return cls({iri: doc_of.get(u.document, "") for iri, u in units.items()}, raw, {iri: u.text for iri, u in units.items()})
+
+
+def gold_scores(set_name: str, q, ranked: list[str], texts: ChunkTexts, ks=KS) -> dict[str, float]:
+    """QR@k (dev sets: gold quotes inside the top-k chunks) and R@k (gold passages, over distinct
+    documents) of one answerable question's ranked chunk IRIs."""
+    out: dict[str, float] = {}
+    docs = m.dedupe(texts.doc_id.get(ch, "") for ch in ranked)
+    for k in ks:
+        if q.gold_contexts and set_name in DEV_SETS:  # other sets' contexts are generated, not quotes
+            v = m.quote_recall_at_k([texts.raw.get(ch, texts.unit.get(ch, "")) for ch in ranked], q.gold_contexts, k)
+            out[f"QR@{k}"] = v if v is not None else 0.0
+        if q.gold_passage_ids:
+            out[f"R@{k}"] = m.recall_at_k(docs, q.gold_passage_ids, k) or 0.0
+    return out
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -94,11 +124,8 @@ def main() -> int:
 
     with KnowledgeBase.open(kb_config) as kb:
         doc_of = document_ids(kb.store)
-        units = {u.iri: u for u in read_units(kb.store)}
-        doc_id = {iri: doc_of.get(u.document, "") for iri, u in units.items()}
-        chunk_text = {iri: u.text for iri, u in units.items()}
-        raw = {r["c"].value: r["t"].value for r in kb.store.select(  # type: ignore[union-attr]
-            f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows}
+        texts = ChunkTexts.read(kb.store, doc_of)
+        raw = texts.raw
         questions = resolve_contexts(kb.store, dataset.questions, doc_of)
         sigs = signals(kb)
         c = kb.config.retrieval
@@ -130,15 +157,9 @@ def main() -> int:
         def score(label: str, lists: list[list[str]]) -> None:
             scores: dict[str, list[float]] = {}
             for q, fused in zip(questions, lists, strict=True):
-                if not q.answerable:
-                    continue
-                docs = m.dedupe(doc_id.get(ch, "") for ch in fused)
-                for k in KS:
-                    if q.gold_contexts and args.set in DEV_SETS:  # other sets' contexts are generated, not quotes
-                        v = m.quote_recall_at_k([raw.get(ch, chunk_text.get(ch, "")) for ch in fused], q.gold_contexts, k)
-                        scores.setdefault(f"QR@{k}", []).append(v if v is not None else 0.0)
-                    if q.gold_passage_ids:
-                        scores.setdefault(f"R@{k}", []).append(m.recall_at_k(docs, q.gold_passage_ids, k) or 0.0)
+                if q.answerable:
+                    for key, v in gold_scores(args.set, q, fused, texts).items():
+                        scores.setdefault(key, []).append(v)
             systems[label] = {key: round(sum(v) / len(v), 3) for key, v in scores.items() if v}
 
         fused_lists = {
@@ -202,12 +223,12 @@ def main() -> int:
 
     out = {
         "set": args.set, "embed": args.embed, "questions": len(questions),
-        "answerable": sum(q.answerable for q in questions), "chunks": len(units), "kb": note,
+        "answerable": sum(q.answerable for q in questions), "chunks": len(texts.doc_id), "kb": note,
         "weights": weights, "rrf_k": c.rrf_k, "systems": systems, "latency": latency,
     }
     keys = [f"R@{k}" for k in KS] + [f"QR@{k}" for k in KS]
     keys = [k for k in keys if any(k in s for s in systems.values())]
-    print(f"{args.set} · {args.embed} · {out['answerable']} answerable of {len(questions)} · {len(units)} chunks")
+    print(f"{args.set} · {args.embed} · {out['answerable']} answerable of {len(questions)} · {len(texts.doc_id)} chunks")
     print(f"{'system':<44}" + "".join(f"{k:>8}" for k in keys))
     for label, s in systems.items():
         print(f"{label:<44}" + "".join(f"{s.get(k, float('nan')):>8.3f}" for k in keys))
