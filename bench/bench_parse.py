@@ -46,6 +46,8 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=100, help="held-out questions decoded per configuration")
     ap.add_argument("--seed", type=int, default=13, help="the split and sample seed of eval_pathquestion")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ap.add_argument("--config", action="append", choices=[c[0] for c in CONFIGS],
+                    help="run only this configuration (repeatable; default all; outputs compare with the first run)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
 
@@ -58,7 +60,7 @@ def main() -> int:
     _, held = split_by_path(load_questions(files(DATA, args.variant)[0]), args.seed)
     questions = [q.question for q in random.Random(args.seed).sample(held, min(args.n, len(held)))]
     rows, first = [], None
-    for name, dtype, drafts in CONFIGS:
+    for name, dtype, drafts in (c for c in CONFIGS if not args.config or c[0] in args.config):
         parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype)
         if not drafts:  # the earlier drafter: same n-gram table, the older rules
             drafter = parser.drafter()
