@@ -1,7 +1,8 @@
 """Embedded LLM speed by thread count: load time, first-token latency, prompt and generation tokens/s.
 
 Run: ``.venv/bin/python bench/bench_llm.py --model qwen2.5-coder-1.5b-instruct --threads 1,2``
-(about 4 minutes for Qwen on 2 idle cores). For each thread count the model is loaded afresh
+(about 4 minutes for Qwen on 2 idle cores; ``--threads 1/2`` = one thread generating, two reading the
+prompt). For each thread setting the model is loaded afresh
 (``LlamaCppLLM``, the code path ``policykb`` uses) and then:
 
 - ``load s``: constructing ``llama_cpp.Llama`` (mmap of the GGUF, context allocation);
@@ -85,8 +86,10 @@ def timed_stream(llm: LlamaCppLLM, messages: list[dict[str, str]], gen: int) -> 
     }
 
 
-def measure(model: str | None, threads: int, args: argparse.Namespace) -> dict[str, object]:
-    llm = LlamaCppLLM(model, threads=threads, context_size=args.context, cache=False, tracker=UsageTracker())
+def measure(model: str | None, threads: tuple[int, int], args: argparse.Namespace) -> dict[str, object]:
+    llm = LlamaCppLLM(
+        model, threads=threads[0], batch_threads=threads[1], context_size=args.context, cache=False, tracker=UsageTracker()
+    )
     start = time.perf_counter()
     llm.llama  # noqa: B018 - loads the model
     load_s = time.perf_counter() - start
@@ -99,7 +102,8 @@ def measure(model: str | None, threads: int, args: argparse.Namespace) -> dict[s
     runs = [timed_stream(llm, chat_prompt(llm, args.prompt, rep + 1), args.gen) for rep in range(args.repeats)]
     row: dict[str, object] = {
         "model": llm.model_path.name,
-        "threads": threads,
+        "threads": threads[0],
+        "batch_threads": threads[1],
         "busy": args.busy,
         "load_s": load_s,
         "warmup_s": warmup_s,
@@ -114,6 +118,12 @@ def measure(model: str | None, threads: int, args: argparse.Namespace) -> dict[s
     return row
 
 
+def parse_threads(setting: str) -> tuple[int, int]:
+    """"2" → (2, 2); "1/2" → 1 generating thread, 2 reading the prompt."""
+    gen, _, batch = setting.strip().partition("/")
+    return int(gen), int(batch or gen)
+
+
 def _burn() -> None:  # pragma: no cover - a competing process
     while True:
         pass
@@ -122,7 +132,10 @@ def _burn() -> None:  # pragma: no cover - a competing process
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct", help="a model name or a GGUF path")
-    ap.add_argument("--threads", default="1,2", help="comma-separated n_threads values")
+    ap.add_argument(
+        "--threads", default="1,2",
+        help="comma-separated thread settings: N (generation and prompt) or G/P (G generating, P reading the prompt)",
+    )
     ap.add_argument("--prompt", type=int, default=600, help="prompt tokens (about)")
     ap.add_argument("--gen", type=int, default=64, help="tokens generated per request")
     ap.add_argument("--repeats", type=int, default=3)
@@ -131,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound competing processes during the run")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    threads = [parse_threads(t) for t in args.threads.split(",") if t.strip()]
 
     print(f"cpus {os.cpu_count()}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, busy {args.busy}")
     burners = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(args.busy)]
@@ -145,14 +158,14 @@ def main(argv: list[str] | None = None) -> int:
             proc.join()
 
     head = (
-        f"{'model':<44} {'thr':>3} {'load s':>7} {'warm-up s':>9} {'cold TTFT':>9} {'TTFT':>6} "
+        f"{'model':<44} {'thr':>5} {'load s':>7} {'warm-up s':>9} {'cold TTFT':>9} {'TTFT':>6} "
         f"{'prompt':>6} {'prompt tok/s':>12} {'gen tok/s':>9}"
     )
     print(head)
     print("-" * len(head))
     for r in rows:
         print(
-            f"{r['model']:<44} {r['threads']:>3} {r['load_s']:>7.2f} {r['warmup_s']:>9.2f} {r['cold_ttft_s']:>9.2f} "
+            f"{r['model']:<44} {str(r['threads']) + '/' + str(r['batch_threads']):>5} {r['load_s']:>7.2f} {r['warmup_s']:>9.2f} {r['cold_ttft_s']:>9.2f} "
             f"{r['ttft_s']:>6.2f} {r['prompt_tokens']:>6.0f} {r['prompt_tps']:>12.1f} {r['gen_tps']:>9.1f}"
         )
     print(f"(medians of {args.repeats}; {args.gen} tokens generated per request; per-run values in --json)")

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_llm import parse_threads  # noqa: E402
 from bench.eval_retrieval import load  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
@@ -37,6 +38,13 @@ from spr.eval.runner import prepare_kb  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 from spr.records import AnswerDone  # noqa: E402
 from spr.verify import SupportChecker  # noqa: E402
+
+
+def _llm_threads(setting: str | None) -> dict[str, int]:
+    if setting is None:
+        return {}
+    threads, batch = parse_threads(setting)
+    return {"threads": threads, "batch_threads": batch}
 
 
 def p50(xs: list[float]) -> float | None:
@@ -126,6 +134,8 @@ def main() -> int:
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
     ap.add_argument("--translate", choices=("auto", "off"), default=None, help="[answer] translate_questions")
+    ap.add_argument("--llm-threads", default=None, metavar="G/P",
+                    help="[llm] threads / batch_threads (generating / reading the prompt; default the config's)")
     ap.add_argument("--evidence-tokens", type=int, default=None, help="[answer] llm_evidence_tokens (LLM answers)")
     args = ap.parse_args()
 
@@ -133,7 +143,7 @@ def main() -> int:
     config = Config()
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype}),
-        "llm": config.llm.model_copy(update={"cache": args.llm_cache}),  # by default every LLM answer a real call
+        "llm": config.llm.model_copy(update={"cache": args.llm_cache, **_llm_threads(args.llm_threads)}),  # by default every LLM answer a real call
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,

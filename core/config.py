@@ -160,6 +160,14 @@ class LLMConfig(_Section):
             " on an idle machine but collapse 5-20x when another process wants a core; bench/bench_llm.py)."
         ),
     )
+    batch_threads: int = Field(
+        0,
+        ge=0,
+        description=(
+            "CPU threads reading the prompt; 0 = all logical CPUs (2 here: the time to the first token halves on an"
+            " idle machine, and beside a busy process it was no slower than 1; bench/bench_llm.py)."
+        ),
+    )
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1)
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout for a remote endpoint.")

@@ -74,5 +74,6 @@ def make_llm(
         config.model_path,
         context_size=config.context_size,
         threads=config.threads,
+        batch_threads=config.batch_threads,
         **common,
     )

@@ -102,6 +102,7 @@ class LlamaCppLLM(LLM):
         *,
         context_size: int = 2048,
         threads: int = 0,
+        batch_threads: int = 0,
         **kwargs: Any,
     ):
         path = resolve_gguf(model_path)
@@ -118,6 +119,11 @@ class LlamaCppLLM(LLM):
         # No warm-up generation on load: the first request after a load measured no slower than
         # the next ones (17.8 s against 18.8 s time to first token), so it would only add ~1.2 s.
         self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
+        # Reading the prompt is another matter: whole matrices per batch of tokens, few barriers
+        # per token. Two threads read it ~2x faster idle and no slower than one beside a
+        # competitor (bench/bench_llm.py, README "Speed and the thread count"), so by default the
+        # prompt gets every logical CPU; the time to the first token is mostly this phase.
+        self.batch_threads = batch_threads or max(1, os.cpu_count() or 1)
         self._llama: Any = None
         self._lock = threading.Lock()
         self._yes_no_ids: tuple[int, ...] | None = None
@@ -141,7 +147,7 @@ class LlamaCppLLM(LLM):
                 model_path=str(self.model_path),
                 n_ctx=self.context_size,
                 n_threads=self.threads,
-                n_threads_batch=self.threads,
+                n_threads_batch=self.batch_threads,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
