@@ -5,7 +5,8 @@ side by side in one run, on held-out PathQuestion questions (the split of
     .venv/bin/python bench/bench_parse.py --adapter ADAPTERS/pq-2h [--variant pq-2h] [--n 100] [--threads 2]
 
 Configurations (each decodes every question once after one warm-up question; outputs compared
-with the first configuration's, token for token):
+with the first configuration's, token for token; ``--paired`` takes the configurations in turn per
+question instead of one after the other):
 
 - ``before``: the decoder before this wave — float32 weights; the drafter stops where fewer than
   half the training targets continue alike, drafts nothing with the prompt pass, and prefers a
@@ -13,7 +14,9 @@ with the first configuration's, token for token):
 - ``float32, drafts``: this wave's drafter (``NgramDrafter`` defaults: guesses on at a share of
   0.2, drafts the opening with the prompt pass, copies the question after a rare token);
 - ``bfloat16, drafts``: the same in bfloat16, the default on CPUs with native bfloat16
-  (``[spr] parser_dtype = "auto"``).
+  (``[spr] parser_dtype = "auto"``);
+- ``bfloat16, drafts, int8 narrow passes``: passes of at most 4 tokens read int8 copies of the
+  weights (``[spr] parser_int8_rows = 4``, the default; :mod:`spr.parsing.int8`).
 
 Prints p50/p95 ms, forward passes and generated tokens per parse; ``--json`` writes them.
 An adapter comes from ``bench/eval_pathquestion.py --train-only --adapters DIR``.
@@ -35,8 +38,11 @@ sys.path.insert(0, str(ROOT))
 from bench.eval_pathquestion import DATA  # noqa: E402
 from spr.eval.pathquestion_kbqa import files, load_questions, split_by_path  # noqa: E402
 
-# name, dtype, this wave's drafting
-CONFIGS = (("before", "float32", False), ("float32, drafts", "float32", True), ("bfloat16, drafts", "bfloat16", True))
+# name, dtype, this wave's drafting, int8 copies for passes of at most this many tokens
+CONFIGS = (
+    ("before", "float32", False, 0), ("float32, drafts", "float32", True, 0), ("bfloat16, drafts", "bfloat16", True, 0),
+    ("bfloat16, drafts, int8 narrow passes", "bfloat16", True, 4),
+)
 
 
 def main() -> int:
@@ -48,6 +54,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     ap.add_argument("--config", action="append", choices=[c[0] for c in CONFIGS],
                     help="run only this configuration (repeatable; default all; outputs compare with the first run)")
+    ap.add_argument("--paired", action="store_true",
+                    help="alternate the configurations question by question (drift and load hit all alike)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
 
@@ -59,31 +67,47 @@ def main() -> int:
         torch.set_num_threads(args.threads)
     _, held = split_by_path(load_questions(files(DATA, args.variant)[0]), args.seed)
     questions = [q.question for q in random.Random(args.seed).sample(held, min(args.n, len(held)))]
-    rows, first = [], None
-    for name, dtype, drafts in (c for c in CONFIGS if not args.config or c[0] in args.config):
-        parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype)
+    parsers = []
+    for name, dtype, drafts, int8_rows in (c for c in CONFIGS if not args.config or c[0] in args.config):
+        parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype, int8_rows=int8_rows)
         if not drafts:  # the earlier drafter: same n-gram table, the older rules
             drafter = parser.drafter()
             drafter.min_share, drafter.common = 0.5, drafter.vocab
             drafter.table.pop((), None)
         parser.decode(questions[0])  # load and warm up
-        lat, passes, outputs = [], [], []
-        for q in questions:
-            t0 = time.perf_counter()
-            out = parser.decode(q)
-            tokens, n = out.tokens, out.forward_passes
-            lat.append((time.perf_counter() - t0) * 1000)
-            passes.append(n)
-            outputs.append(tokens)
-        first = first or outputs
+        parsers.append((name, parser))
+    lat: dict[str, list[float]] = {name: [] for name, _ in parsers}
+    passes: dict[str, list[int]] = {name: [] for name, _ in parsers}
+    outputs: dict[str, list[list[int]]] = {name: [] for name, _ in parsers}
+
+    def decode(name: str, parser: LoRAParser, question: str) -> None:
+        t0 = time.perf_counter()
+        out = parser.decode(question)
+        lat[name].append((time.perf_counter() - t0) * 1000)
+        passes[name].append(out.forward_passes)
+        outputs[name].append(out.tokens)
+
+    if args.paired:  # question by question, the configurations in turn, the order rotating
+        for i, q in enumerate(questions):
+            for name, parser in parsers[i % len(parsers) :] + parsers[: i % len(parsers)]:
+                decode(name, parser, q)
+    else:
+        for name, parser in parsers:
+            for q in questions:
+                decode(name, parser, q)
+    rows, base = [], parsers[0][0]
+    for name, _ in parsers:
         row = {
-            "config": name, "n": len(questions), "p50_ms": statistics.median(lat),
-            "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))], "passes": statistics.mean(passes),
-            "tokens": statistics.mean(len(o) for o in outputs), "same_output": sum(a == b for a, b in zip(outputs, first)) / len(first),
+            "config": name, "n": len(questions), "p50_ms": statistics.median(lat[name]),
+            "p95_ms": sorted(lat[name])[int(0.95 * (len(lat[name]) - 1))], "passes": statistics.mean(passes[name]),
+            "tokens": statistics.mean(len(o) for o in outputs[name]),
+            "same_output": sum(a == b for a, b in zip(outputs[name], outputs[base])) / len(questions),
+            "median_ratio_to_first": statistics.median(x / y for x, y in zip(lat[name], lat[base])),
         }
         rows.append(row)
         print(f"{row['config']:22s} p50 {row['p50_ms']:6.0f} ms  p95 {row['p95_ms']:6.0f}  passes {row['passes']:.2f}  "
-              f"tokens {row['tokens']:.1f}  same output {row['same_output']:.0%}", flush=True)  # fmt: skip
+              f"tokens {row['tokens']:.1f}  same output {row['same_output']:.0%}  "
+              f"per-question median ratio to the first {row['median_ratio_to_first']:.3f}", flush=True)  # fmt: skip
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"threads": torch.get_num_threads(), "rows": rows}, indent=1))

@@ -139,7 +139,8 @@ def run_variant(args, variant: str, started: float) -> dict:
             training = {k: v for k, v in adapter_meta(adapter).items() if k not in ("adapter_dir", "base")}
         parsing, tables = {}, {}
         for dtype in args.dtype or [SPRConfig().parser_dtype]:
-            lora = LoRAParser(adapter, beams=args.beams, max_new_tokens=64, gguf_path=args.gguf, dtype=dtype)
+            lora = LoRAParser(adapter, beams=args.beams, max_new_tokens=64, gguf_path=args.gguf, dtype=dtype,
+                              int8_rows=SPRConfig().parser_int8_rows)
             lora.parse(eval_q[0].question)  # load and warm up outside the timings
             table, lat = {}, []
             for q in eval_q:  # one at a time, as a user asks: the latency that matters

@@ -145,6 +145,11 @@ def test_lora_training_smoke(tmp_path):
     half = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, dtype="bfloat16")
     assert all(0.0 < c.score <= 1.0 for c in half.parse("Who issued the National Solar Plan?"))
     assert next(half._load()[0].parameters()).dtype == torch.bfloat16
+    # With int8 copies for narrow passes (the default, [spr] parser_int8_rows): the same parse.
+    narrow = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, dtype="bfloat16", int8_rows=4)
+    question = "Who issued the National Solar Plan?"
+    assert narrow.decode(question).tokens == half.decode(question).tokens
+    assert any(type(m).__name__ == "NarrowInt8Linear" for m in narrow._load()[0].modules())
     assert prompt("  a \n b ") == "Question: a b\nS-expression:"
 
 

@@ -47,14 +47,16 @@ def parse_stages(parser: SemanticParser, question: str) -> Iterator[list[ParseCa
 
 
 def load_parser(
-    kind: str, kb_dir: Path, properties, beams: int, max_new_tokens: int, shapes_first: bool = True, dtype: str = "float32"
+    kind: str, kb_dir: Path, properties, beams: int, max_new_tokens: int, shapes_first: bool = True, dtype: str = "float32",
+    int8_rows: int = 0,
 ) -> SemanticParser:
     """The configured parser: 'lora' (adapter required), 'rules', or 'auto' (LoRA when an
     adapter was trained for this KB, else the rules). With ``shapes_first``, a LoRA parser is
-    preceded by the policy-fact shapes, as the rule parser is. ``dtype``: ``[spr] parser_dtype``."""
+    preceded by the policy-fact shapes, as the rule parser is. ``dtype``, ``int8_rows``: ``[spr] parser_dtype``,
+    ``parser_int8_rows``."""
     adapter = KBLayout(kb_dir).parser
     if kind == "lora" or (kind == "auto" and (adapter / "adapter_config.json").is_file()):
         labels = sorted({text for term in properties.values() for text in term.texts})
-        lora = LoRAParser(adapter, beams, max_new_tokens, labels=labels, dtype=dtype)
+        lora = LoRAParser(adapter, beams, max_new_tokens, labels=labels, dtype=dtype, int8_rows=int8_rows)
         return ShapesFirst(lora) if shapes_first else lora
     return RuleParser(properties)

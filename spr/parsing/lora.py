@@ -38,7 +38,7 @@ class LoRAParser:
 
     def __init__(
         self, adapter_dir: Path, beams: int, max_new_tokens: int, gguf_path: Path | None = None, model: Any = None,
-        tokenizer: Any = None, labels: Sequence[str] = (), dtype: str = "float32",
+        tokenizer: Any = None, labels: Sequence[str] = (), dtype: str = "float32", int8_rows: int = 0,
     ):
         self.adapter_dir = Path(adapter_dir)
         if model is None and not (self.adapter_dir / "adapter_config.json").is_file():
@@ -51,6 +51,7 @@ class LoRAParser:
         self._label_tokens: set[int] | None = None
         self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
         self.dtype = resolve_dtype(dtype)  # of decoding; training is always float32
+        self.int8_rows = int8_rows  # passes of at most this many tokens use int8 weight copies (0 = none)
         self._lock = threading.Lock()
 
     @property
@@ -73,6 +74,10 @@ class LoRAParser:
 
                 # Half the bytes read per step, and bfloat16 matrix units where the CPU has them.
                 model = model.to(getattr(torch, self.dtype))
+            if self.int8_rows > 0:
+                from spr.parsing.int8 import add_int8_copies
+
+                add_int8_copies(model, self.int8_rows)  # narrow passes read half the bytes
             model.eval()
             self._model, self._tokenizer = model, tokenizer
         return self._model, self._tokenizer

@@ -179,4 +179,6 @@ def train_parser(
 
 def evaluate_adapter(adapter_dir: Path, dev: Sequence[Example], config: SPRConfig) -> float:
     """Dev exact match of a saved adapter (greedy decoding in ``parser_dtype``, as the retriever parses)."""
-    return exact_match(LoRAParser(Path(adapter_dir), beams=1, max_new_tokens=config.max_new_tokens, dtype=config.parser_dtype), dev)
+    return exact_match(LoRAParser(
+        Path(adapter_dir), beams=1, max_new_tokens=config.max_new_tokens, dtype=config.parser_dtype, int8_rows=config.parser_int8_rows
+    ), dev)

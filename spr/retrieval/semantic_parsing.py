@@ -111,7 +111,8 @@ class SemanticParsingRetriever:
             GroundingOptions(c.beam, c.anchor_limit, c.class_drop_penalty, c.constrained_k),
         )
         self.parser = parser or load_parser(
-            c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens, c.shapes_first, c.parser_dtype
+            c.parser, kb_dir, self.properties, c.parser_beams, c.max_new_tokens, c.shapes_first, c.parser_dtype,
+            c.parser_int8_rows,
         )
 
     def retrieve(self, question: str) -> SPRResult:
