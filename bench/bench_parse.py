@@ -16,7 +16,9 @@ question instead of one after the other):
 - ``bfloat16, drafts``: the same in bfloat16, the default on CPUs with native bfloat16
   (``[spr] parser_dtype = "auto"``);
 - ``bfloat16, drafts, int8 narrow passes``: passes of at most 4 tokens read int8 copies of the
-  weights (``[spr] parser_int8_rows = 4``, the default; :mod:`spr.parsing.int8`).
+  weights (``[spr] parser_int8_rows = 4``, the default; :mod:`spr.parsing.int8`);
+- ``float32, drafts, int8 narrow passes``: the same on float32 weights, forced on here (the parser
+  adds them in bfloat16 only: with float32 activations they were slower).
 
 Prints p50/p95 ms, forward passes and generated tokens per parse; ``--json`` writes them.
 An adapter comes from ``bench/eval_pathquestion.py --train-only --adapters DIR``.
@@ -41,7 +43,7 @@ from spr.eval.pathquestion_kbqa import files, load_questions, split_by_path  # n
 # name, dtype, this wave's drafting, int8 copies for passes of at most this many tokens
 CONFIGS = (
     ("before", "float32", False, 0), ("float32, drafts", "float32", True, 0), ("bfloat16, drafts", "bfloat16", True, 0),
-    ("bfloat16, drafts, int8 narrow passes", "bfloat16", True, 4),
+    ("bfloat16, drafts, int8 narrow passes", "bfloat16", True, 4), ("float32, drafts, int8 narrow passes", "float32", True, 4),
 )
 
 
@@ -61,6 +63,7 @@ def main() -> int:
 
     import torch
 
+    from spr.parsing.int8 import add_int8_copies
     from spr.parsing.lora import LoRAParser
 
     if args.threads:
@@ -70,6 +73,8 @@ def main() -> int:
     parsers = []
     for name, dtype, drafts, int8_rows in (c for c in CONFIGS if not args.config or c[0] in args.config):
         parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype, int8_rows=int8_rows)
+        if int8_rows and parser.dtype != "bfloat16":  # the parser adds them in bfloat16 only: forced, to show why
+            add_int8_copies(parser._load()[0], int8_rows)
         if not drafts:  # the earlier drafter: same n-gram table, the older rules
             drafter = parser.drafter()
             drafter.min_share, drafter.common = 0.5, drafter.vocab

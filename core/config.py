@@ -316,8 +316,9 @@ class SPRConfig(_Section):
     parser_int8_rows: int = Field(
         4,
         ge=0,
-        description="LoRA parser decoding passes of at most this many tokens read int8 copies of the weights (0 = never): "
-        "~10% faster parses, the same output on 300 held-out PathQuestion questions (spr/parsing/int8.py, bench/bench_parse.py).",
+        description="LoRA parser decoding passes of at most this many tokens read int8 copies of the weights (0 = never), when "
+        "it decodes in bfloat16: ~8% faster parses, the same output on 300 held-out PathQuestion questions; with float32 "
+        "activations PyTorch's int8 kernel was 1.5x slower, so float32 decoding never uses them (spr/parsing/int8.py, bench/bench_parse.py).",
     )
     shapes_first: bool = Field(
         True, description="Try the policy-fact question shapes before the LoRA parser's output (the rule parser always does)."

@@ -150,6 +150,9 @@ def test_lora_training_smoke(tmp_path):
     question = "Who issued the National Solar Plan?"
     assert narrow.decode(question).tokens == half.decode(question).tokens
     assert any(type(m).__name__ == "NarrowInt8Linear" for m in narrow._load()[0].modules())
+    # float32 decoding never adds them (the kernel was slower with float32 activations)
+    wide = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, dtype="float32", int8_rows=4)
+    assert not any(type(m).__name__ == "NarrowInt8Linear" for m in wide._load()[0].modules())
     assert prompt("  a \n b ") == "Question: a b\nS-expression:"
 
 

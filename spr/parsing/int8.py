@@ -11,6 +11,10 @@ step took 27 vs 44 ms (bfloat16) for 1 token and 34 vs 51 ms for 3, but 50 vs 52
 parse, mostly a two-token draft) get faster. Activations stay in floating point — unlike dynamic
 int8 quantization, which also rounds them and cost PQ-3H parse EM 100 % → 73 % here.
 
+Only with bfloat16 activations: with float32 ones the same kernel made whole parses 1.5x slower
+(555 → 899 ms p50 on PQ-2H), so :class:`spr.parsing.lora.LoRAParser` adds the copies only when it
+decodes in bfloat16.
+
 A module of our own rather than torchao's: its tensor subclasses dispatch in Python on every call,
 which costs as much as the kernel saves on a one-row product.
 """

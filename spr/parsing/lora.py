@@ -51,7 +51,7 @@ class LoRAParser:
         self._label_tokens: set[int] | None = None
         self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
         self.dtype = resolve_dtype(dtype)  # of decoding; training is always float32
-        self.int8_rows = int8_rows  # passes of at most this many tokens use int8 weight copies (0 = none)
+        self.int8_rows = int8_rows  # bfloat16 passes of at most this many tokens use int8 weight copies (0 = none)
         self._lock = threading.Lock()
 
     @property
@@ -74,7 +74,9 @@ class LoRAParser:
 
                 # Half the bytes read per step, and bfloat16 matrix units where the CPU has them.
                 model = model.to(getattr(torch, self.dtype))
-            if self.int8_rows > 0:
+            if self.int8_rows > 0 and self.dtype == "bfloat16":
+                # bfloat16 only: with float32 activations PyTorch's int8 kernel made parses 1.5x
+                # slower (README "Int8 copies for the narrow passes").
                 from spr.parsing.int8 import add_int8_copies
 
                 add_int8_copies(model, self.int8_rows)  # narrow passes read half the bytes
