@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from core.errors import ModelError
 
 DEFAULT_MAX_ROWS = 4  # measured crossover region: int8 wins clearly up to 4 rows, ties by 8-12
@@ -30,49 +32,39 @@ DEFAULT_MAX_ROWS = 4  # measured crossover region: int8 wins clearly up to 4 row
 
 def int8_supported() -> bool:
     """Whether this PyTorch build has the int8 weight-only CPU kernel."""
-    import torch
-
     return hasattr(torch, "_weight_int8pack_mm")
 
 
-def _module_class() -> type:
-    import torch
+class NarrowInt8Linear(torch.nn.Module):
+    """``nn.Linear`` that multiplies up to ``max_rows`` rows with an int8 copy of its weight
+    (symmetric, one scale per output row) and wider inputs with the original weight."""
 
-    class NarrowInt8Linear(torch.nn.Module):
-        """``nn.Linear`` that multiplies up to ``max_rows`` rows with an int8 copy of its weight
-        (symmetric, one scale per output row) and wider inputs with the original weight."""
+    def __init__(self, linear: torch.nn.Linear, max_rows: int):
+        super().__init__()
+        self.linear = linear
+        self.max_rows = max_rows
+        weight = linear.weight.detach().float()
+        scales = weight.abs().amax(dim=1).clamp(min=1e-12) / 127.0
+        self.register_buffer("qweight", torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8))
+        self.register_buffer("scales", scales.to(linear.weight.dtype))
 
-        def __init__(self, linear: Any, max_rows: int):
-            super().__init__()
-            self.linear = linear
-            self.max_rows = max_rows
-            weight = linear.weight.detach().float()
-            scales = weight.abs().amax(dim=1).clamp(min=1e-12) / 127.0
-            self.register_buffer("qweight", torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8))
-            self.register_buffer("scales", scales.to(linear.weight.dtype))
-
-        def forward(self, x: Any) -> Any:
-            rows = x.numel() // x.shape[-1]
-            if rows > self.max_rows:
-                return self.linear(x)
-            flat = x.reshape(rows, x.shape[-1]).contiguous()
-            out = torch._weight_int8pack_mm(flat, self.qweight, self.scales)
-            if self.linear.bias is not None:
-                out = out + self.linear.bias
-            return out.reshape(*x.shape[:-1], out.shape[-1])
-
-    return NarrowInt8Linear
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.numel() // x.shape[-1]
+        if rows > self.max_rows:
+            return self.linear(x)
+        flat = x.reshape(rows, x.shape[-1]).contiguous()
+        out = torch._weight_int8pack_mm(flat, self.qweight, self.scales)
+        if self.linear.bias is not None:
+            out = out + self.linear.bias
+        return out.reshape(*x.shape[:-1], out.shape[-1])
 
 
 def add_int8_copies(model: Any, max_rows: int = DEFAULT_MAX_ROWS, skip: tuple[str, ...] = ("lm_head",)) -> int:
     """Wrap every ``nn.Linear`` of ``model`` but those named in ``skip`` (the output layer: tied to
     the input embeddings, and cut to the targets' vocabulary by the decoder) so passes of at most
     ``max_rows`` tokens use an int8 copy. Returns how many layers were wrapped."""
-    import torch
-
     if not int8_supported():
         raise ModelError("this PyTorch build has no int8 weight-only kernel; set [spr] parser_int8_rows = 0")
-    cls = _module_class()
     targets = [
         (name, module)
         for name, module in model.named_modules()
@@ -81,5 +73,5 @@ def add_int8_copies(model: Any, max_rows: int = DEFAULT_MAX_ROWS, skip: tuple[st
     for name, module in targets:
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, cls(module, max_rows))
+        setattr(parent, child, NarrowInt8Linear(module, max_rows))
     return len(targets)
