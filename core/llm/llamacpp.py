@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+from core.cpu import missing_instructions
 from core.errors import ModelError, ModelNotFoundError, ModelOutputError
 from core.llm.base import LLM, YES_NO_TOP_LOGPROBS, Completion, Request
 from core.model_parts import SplitModel
@@ -139,11 +140,17 @@ class LlamaCppLLM(LLM):
 
     def _load(self) -> Any:
         try:
-            from llama_cpp import Llama
+            import llama_cpp
         except ImportError as exc:
             raise ModelNotFoundError(f"llama-cpp-python is not installed: {exc}") from None
+        # A build for instructions this CPU lacks dies with SIGILL at the first decode (a venv
+        # copied from another machine): one line instead. scripts/setup.sh builds for this CPU.
+        if missing := missing_instructions(llama_cpp.llama_print_system_info().decode(errors="replace")):
+            raise ModelError(
+                f"llama-cpp-python here was built for {', '.join(missing)}, which this CPU lacks: rerun scripts/setup.sh"
+            )
         try:
-            return Llama(
+            return llama_cpp.Llama(
                 model_path=str(self.model_path),
                 n_ctx=self.context_size,
                 n_threads=self.threads,
