@@ -1,8 +1,11 @@
-"""What this CPU computes natively, for choosing the number format models run in."""
+"""What this CPU computes natively, for choosing the number format models run in, and how many
+threads PyTorch work gets."""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from pathlib import Path
 
 
@@ -40,3 +43,35 @@ def resolve_dtype(setting: str, cpuinfo: str | None = None) -> str:
     if setting == "auto":
         return "bfloat16" if native_bf16(cpuinfo) else "float32"
     return setting
+
+
+# PyTorch's CPU threads meet at a barrier after every operation, like llama.cpp's. Measured on two
+# cores (bench/bench_torch_threads.py, README "PyTorch threads"): on an idle machine two threads
+# parse 20 % and embed a question 15-50 % faster than one; beside one CPU-bound process two threads
+# parse 2.9x and embed a question 1.5-1.7x *slower*, while a batch of 64 chunks still embeds 2x
+# faster idle and only 8-48 % slower busy. So narrow work (one question, a parse) gets half of
+# PyTorch's threads, as llama.cpp's generation does, and wide work (a batch) all of them.
+NARROW_TEXTS = 4  # an embedding call of at most this many texts is narrow work
+_TORCH_DEFAULT: list[int] = []  # PyTorch's own thread count (physical cores), read once
+_TORCH_LOCK = threading.Lock()
+
+
+def torch_threads(wide: bool, default: int) -> int:
+    """Threads for PyTorch work: ``default`` (PyTorch's own count) for wide work, half for narrow."""
+    return max(1, default if wide else default // 2)
+
+
+def use_torch_threads(wide: bool) -> None:
+    """Set PyTorch's (process-wide) thread count for the work about to run. Left alone where the
+    user chose it (``OMP_NUM_THREADS``). Concurrent callers may overwrite each other's setting:
+    that changes speed only, never results."""
+    if os.environ.get("OMP_NUM_THREADS"):
+        return
+    import torch
+
+    with _TORCH_LOCK:
+        if not _TORCH_DEFAULT:
+            _TORCH_DEFAULT.append(torch.get_num_threads())
+        wanted = torch_threads(wide, _TORCH_DEFAULT[0])
+        if torch.get_num_threads() != wanted:
+            torch.set_num_threads(wanted)

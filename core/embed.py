@@ -22,7 +22,7 @@ import numpy as np
 
 from core.cache import EmbeddingCache
 from core.config import EmbedConfig
-from core.cpu import resolve_dtype
+from core.cpu import NARROW_TEXTS, resolve_dtype, use_torch_threads
 from core.errors import ModelError, ModelNotFoundError
 from core.model_parts import SplitModel
 from core.usage import UsageTracker
@@ -300,6 +300,7 @@ class SentenceTransformerEmbedder(Embedder):
         return [len(ids) for ids in encoded]
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        use_torch_threads(wide=len(texts) > NARROW_TEXTS)  # a question: half the threads (core/cpu.py)
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,

@@ -29,3 +29,35 @@ def test_this_machines_llama_build_runs_here():
     import llama_cpp
 
     assert missing_instructions(llama_cpp.llama_print_system_info().decode()) == []
+
+
+def test_narrow_torch_work_gets_half_the_threads_and_wide_work_all():
+    from core.cpu import torch_threads
+
+    assert [torch_threads(True, 2), torch_threads(False, 2)] == [2, 1]
+    assert [torch_threads(True, 16), torch_threads(False, 16), torch_threads(False, 1)] == [16, 8, 1]
+
+
+def test_the_embedder_sets_the_threads_by_the_width_of_the_call(monkeypatch):
+    # Measured (bench/bench_torch_threads.py): beside another busy process, two threads made a
+    # question's embedding 1.5x and a parse 2.9x slower than one; batches still gain from all.
+    import torch
+
+    from core import cpu
+    from core.embed import SentenceTransformerEmbedder
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = torch.get_num_threads()
+    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    try:
+        embedder.embed_batch(["Who issues the permit?"])
+        default = cpu._TORCH_DEFAULT[0]
+        assert torch.get_num_threads() == cpu.torch_threads(False, default)
+        embedder.embed_batch([f"passage {i}" for i in range(cpu.NARROW_TEXTS + 1)])
+        assert torch.get_num_threads() == default
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the user's choice is left alone
+        torch.set_num_threads(default)
+        embedder.embed_batch(["Who issues the permit?"])
+        assert torch.get_num_threads() == default
+    finally:
+        torch.set_num_threads(before)

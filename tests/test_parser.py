@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,15 @@ def test_lora_training_smoke(tmp_path):
     wide = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, dtype="float32", int8_rows=4)
     assert not any(type(m).__name__ == "NarrowInt8Linear" for m in wide._load()[0].modules())
     assert prompt("  a \n b ") == "Question: a b\nS-expression:"
+    # A greedy parse is narrow work: half of PyTorch's threads; beams in batches get all of them.
+    from core import cpu
+
+    if not os.environ.get("OMP_NUM_THREADS"):  # else the user's count stands
+        default = cpu._TORCH_DEFAULT[0]
+        narrow.decode(question)
+        assert torch.get_num_threads() == cpu.torch_threads(False, default)
+        reloaded.generate([question])
+        assert torch.get_num_threads() == default
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.cpu import resolve_dtype
+from core.cpu import resolve_dtype, use_torch_threads
 from core.errors import ModelError, ModelNotFoundError
 from spr.parsing.base_model import load_base
 from spr.parsing.candidate import ParseCandidate, parse_outputs
@@ -110,6 +110,7 @@ class LoRAParser:
         with self._lock:
             model, tok = self._load()
             drafter = self.drafter()
+            use_torch_threads(wide=False)  # passes of 1-12 tokens: half the threads (core/cpu.py)
             ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
 
             def stop(generated: list[int]) -> bool:
@@ -134,6 +135,7 @@ class LoRAParser:
         beams = beams or self.beams
         with self._lock:
             model, tok = self._load()
+            use_torch_threads(wide=True)  # batches of questions, beams: all threads
             tok.padding_side = "left"
             results: list[list[tuple[str, float]]] = []
             for start in range(0, len(questions), batch_size):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import SPRConfig
+from core.cpu import use_torch_threads
 from core.errors import InputError
 from spr.grounding.sexpr import to_text
 from spr.grounding.sexpr_reader import parse
@@ -141,6 +142,7 @@ def train_parser(
             next_batch()
             schedule.step()
     for step in range(start_step + 1, steps + 1):
+        use_torch_threads(wide=True)  # a dev check's parse in between sets half (core/cpu.py)
         picked = next_batch()
         batch = {k: v.to(device) for k, v in _batch([encoded[i] for i in picked], tokenizer.pad_token_id).items()}
         loss = model(**batch).loss
