@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    # The thread counts compared are set here, item by item: the product's own choice by the width
+    # of the work (core.cpu.use_torch_threads) stands aside where OMP_NUM_THREADS is set.
+    os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())
     from core.config import EmbedConfig
     from core.embed import make_embedder
 
