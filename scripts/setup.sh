@@ -28,7 +28,7 @@ fi
 # not with -march=native: these VMs may report AMX in the CPU flags but trap on AMX instructions
 # ("Illegal instruction" at the first decode), so AMX stays off. AVX-512 (with VNNI, VBMI, BF16
 # where present) read prompts 1.5x faster than AVX2 on these cores (bench/bench_llm.py; README
-# "Speed and the thread count"). The wheel is built once per variant into the user cache, and a
+# "The instructions llama.cpp is compiled for"). The wheel is built once per variant into the user cache, and a
 # probe decodes two tokens with it: a CPU that traps on it gets the AVX2 build instead.
 llama_spec=$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml | head -1)
 wheels=${XDG_CACHE_HOME:-$HOME/.cache}/policykb/wheels
