@@ -12,8 +12,9 @@ LLM: one completion over the context (its passages first cut to the sentences mo
 the question, :func:`focus`) with a prompt that asks for ``[n]`` citations. A reply that cites no
 evidence is attributed sentence by sentence to the evidence sentence sharing most of its words
 (when enough do); then every sentence is checked against the evidence it cites
-(:mod:`spr.verify`) and re-cited, dropped or marked when that evidence does not support it. A
-reply of which nothing stands is replaced by the abstention (kept in ``Draft.draft``).
+(:mod:`spr.verify`) and re-cited (to a single sentence that supports it), dropped or marked when
+that evidence does not support it. A reply of which nothing stands is replaced by the abstention
+(kept in ``Draft.draft``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from core.text import sentence_spans
 from spr import answerable
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
@@ -241,7 +243,9 @@ class LLMGenerator:
         attributed = False
         if not valid:
             # Small models often answer right but forget the markers: cite each reply sentence
-            # by the evidence sentence that shares most of its words, if one shares enough.
+            # by the evidence sentence that shares most of its words, if one shares enough. Only
+            # words: the model forgets its markers most when guessing, and the support test below
+            # (which accepts paraphrases) released more wrong uncited answers than right ones.
             text = attribute(text, context, self.min_support)
             attributed = bool(cited_ids(text))
             if not attributed and self.require_citations:
@@ -317,11 +321,14 @@ def evidence_texts(context: FusedContext) -> dict[int, str]:
     return {cid: "\n".join(texts) for cid, texts in out.items()}
 
 
+RECITE_TRIES = 3  # evidence sentences tried (most shared words first) for a sentence to re-cite
+
+
 def check_claims(text: str, evidence: dict[int, str], checker: SupportChecker, policy: str) -> tuple[str, tuple[str, ...]]:
     """Each sentence of ``text`` kept with the citations that support it (only those it needs:
-    :func:`spr.verify.needed_citations`). A sentence its own
-    citations do not support is cited to the one piece of evidence that does (the two sharing
-    most of its words are tried), else dropped (``policy`` "drop") or kept uncited with
+    :func:`spr.verify.needed_citations`). A sentence that cites nothing, or whose citations do not
+    support it, is cited to other evidence only if one *sentence* of it supports the claim on its
+    own (:func:`recite`), else dropped (``policy`` "drop") or kept uncited with
     :data:`UNSUPPORTED_MARK` ("mark"). Returns the new text and the unsupported sentences."""
     out: list[str] = []
     dropped: list[str] = []
@@ -334,8 +341,7 @@ def check_claims(text: str, evidence: dict[int, str], checker: SupportChecker, p
             # a citation the sentence does not need would send the reader to text that does not say it
             out.append(_with_markers(claim.text, needed_citations(claim.text, cited, evidence, checker)))
             continue
-        others = sorted((c for c in evidence if c not in cited), key=lambda c: -coverage(claim.text, evidence[c]))
-        alternative = next((c for c in others[:2] if checker.support(claim.text, [evidence[c]]).supported), None)
+        alternative = recite(claim.text, {c: t for c, t in evidence.items() if c not in cited}, checker)
         if alternative is not None:
             out.append(_with_markers(claim.text, [alternative]))
             continue
@@ -343,6 +349,19 @@ def check_claims(text: str, evidence: dict[int, str], checker: SupportChecker, p
         if policy == "mark":
             out.append(_with_markers(claim.text, [], UNSUPPORTED_MARK))
     return " ".join(out), tuple(dropped)
+
+
+def recite(claim: str, evidence: dict[int, str], checker: SupportChecker) -> int | None:
+    """The id of the evidence with a single sentence that supports ``claim`` by the checker's test,
+    trying the :data:`RECITE_TRIES` sentences that share most of its words; None if none does.
+
+    Sentence level, where a cited claim is tested against its whole cited passage: the model did
+    not point at this evidence, and a whole article shares words with almost any claim (a
+    sentence "… must be approved by the European Parliament" against an act whose last line is
+    "For the European Parliament The President")."""
+    pool = [(cid, text[a:b]) for cid, text in evidence.items() for a, b in sentence_spans(text)]
+    ranked = sorted(pool, key=lambda item: -coverage(claim, item[1]))[:RECITE_TRIES]
+    return next((cid for cid, sentence in ranked if checker.support(claim, [sentence]).supported), None)
 
 
 def _with_markers(sentence: str, ids: Sequence[int], marks: str = "") -> str:

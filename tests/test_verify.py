@@ -11,7 +11,7 @@ from core.embed import make_embedder
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage
 from spr.fuse import fuse
-from spr.generate import UNSUPPORTED_MARK, LLMGenerator, check_claims, evidence_texts
+from spr.generate import UNSUPPORTED_MARK, LLMGenerator, attribute, check_claims, evidence_texts
 from spr.records import ABSTAIN, ChunkRef, Evidence
 from spr.verify import SupportChecker, citation_scores, claims, coverage, needed_citations, numbers, unmatched_numbers
 
@@ -135,3 +135,35 @@ def test_llm_generator_stream_yields_pieces_then_the_checked_draft(checker):
             break
     assert "".join(pieces) == f"The fine is up to EUR 50,000 [{fine_id}]."
     assert draft.text == f"The fine is up to EUR 50,000 [{fine_id}]." and draft.citations[0].chunk == ACT.iri
+
+
+def test_an_uncited_reply_is_cited_by_shared_words_only_not_by_the_support_test(checker):
+    # By measurement (README, "Citations a sentence needs"): the small model forgets its markers
+    # most when guessing, and letting the support test (which accepts paraphrases) cite uncited
+    # replies released more wrong answers than right ones. A paraphrase that only the support test
+    # accepts stays withheld; one sharing most of its words with a sentence is attributed.
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    paraphrase = "Failing to sign up a facility is punished with up to EUR 50,000."
+    assert attribute(paraphrase, CONTEXT, 0.6) == paraphrase and checker.support(paraphrase, [FINE]).supported
+    withheld = LLMGenerator(Scripted(paraphrase), 64, True, checker=checker).generate("How much is the fine?", CONTEXT)
+    assert withheld.text == ABSTAIN and withheld.draft == paraphrase
+    close = "An operator who fails to register an installation pays a fine of up to EUR 50,000."
+    draft = LLMGenerator(Scripted(close), 64, True, checker=checker).generate("How much is the fine?", CONTEXT)
+    assert draft.attributed and draft.text == f"{close[:-1]} [{fine_id}]."
+
+
+def test_a_claim_is_recited_only_to_a_sentence_that_supports_it_alone(checker):
+    # Regression: an uncited "… must be approved by the European Parliament" was cited to an act
+    # whose signature line reads "For the European Parliament The President": the whole passage
+    # shares the words, no sentence of it says so.
+    from spr.generate import recite
+
+    act = (
+        "Member States may provide by law for a lower age for those purposes provided that such lower age is "
+        "not below 13 years. This Regulation shall be binding in its entirety and directly applicable in all "
+        "Member States. Done at Brussels. For the European Parliament The President."
+    )
+    claim = "This is done by law and must be approved by the European Parliament."
+    assert checker.support(claim, [act]).supported  # the passage-level test a cited claim gets
+    assert recite(claim, {1: act, 2: FINE}, checker) is None
+    assert recite("Countries can lower this age to 13 years by law.", {1: act, 2: FINE}, checker) == 1
