@@ -133,6 +133,8 @@ def main() -> int:
                     help="keep the KB's LLM cache on: a rerun gets the same replies (to compare what is done with them; its latencies are the cache's)")
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
+    ap.add_argument("--neighbours", type=int, default=None,
+                    help="[answer] llm_neighbours and extractive_neighbours (small-to-big: chunks beside each passage)")
     ap.add_argument("--translate", choices=("auto", "off"), default=None, help="[answer] translate_questions")
     ap.add_argument("--llm-threads", default=None, metavar="G/P",
                     help="[llm] threads / batch_threads (generating / reading the prompt; default the config's)")
@@ -147,6 +149,7 @@ def main() -> int:
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,
+            **({} if args.neighbours is None else {"llm_neighbours": args.neighbours, "extractive_neighbours": args.neighbours}),
             "translate_questions": args.translate or config.answer.translate_questions,
             "llm_evidence_tokens": config.answer.llm_evidence_tokens if args.evidence_tokens is None else args.evidence_tokens,
         }),

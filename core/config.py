@@ -454,6 +454,25 @@ class AnswerConfig(_Section):
             " answered about as many questions wrongly as rightly (README 'The answerability check, measured')."
         ),
     )
+    llm_neighbours: int = Field(
+        1,
+        ge=0,
+        le=3,
+        description=(
+            "LLM answers, small-to-big: after the retrieved passages, this many chunks on each side of each of them in the"
+            " same section (spr/retrieval/neighbours.py), while the context budget allows, for the evidence focus to choose"
+            " from; 0 = none."
+        ),
+    )
+    extractive_neighbours: int = Field(
+        0,
+        ge=0,
+        le=3,
+        description=(
+            "The same for extractive answers; 0 by measurement: more sentences to choose from gave them more distractors"
+            " than answers (README 'Neighbours for LLM answers')."
+        ),
+    )
     translate_questions: Literal["auto", "off"] = Field(
         "auto",
         description=(

@@ -37,6 +37,7 @@ from spr.generate import (
 from spr.grounding.relations import read_terms
 from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
+from spr.retrieval.neighbours import packed_neighbours_only, with_neighbours
 from spr.retrieval.registry import RETRIEVERS, mode_name
 from spr.scoring import BestOfScorer, EmbeddingScorer, HybridScorer, LexicalScorer, SentenceScorer
 from spr.translate import LANGUAGE_NAMES, Translator, kb_language, needs_translation
@@ -234,10 +235,15 @@ class KnowledgeBase:
         started = time.perf_counter()
         with usage.active():
             found, translation = self._retrieve(retriever, text, k or cfg.k, timings)
-            timings["retrieve"] = elapsed_ms(started)  # the translation included
+            neighbours = cfg.llm_neighbours if kind == "llm" else cfg.extractive_neighbours
+            if neighbours:
+                found = with_neighbours(self.store, found, neighbours)
+            timings["retrieve"] = elapsed_ms(started)  # the translation and the neighbours included
 
             mark = time.perf_counter()
             context = fuse(found.evidence, self._budget(text), fact_share=cfg.fact_share)
+            if neighbours:
+                found = packed_neighbours_only(found, context)
             timings["fuse"] = elapsed_ms(mark)
 
             # The check runs here when something before the generator needs it: the deeper look,
