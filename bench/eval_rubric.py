@@ -59,6 +59,7 @@ def main() -> int:
     ap.add_argument("--embed", default="all-MiniLM-L6-v2")
     ap.add_argument("--embed-dtype", default=Config().embed.dtype, choices=("float32", "bfloat16", "auto"),
                     help="[embed] dtype (float32 reuses the KBs built before bfloat16 was the default)")
+    ap.add_argument("--neighbours", type=int, default=None, help="[answer] llm_neighbours (default: the config's)")
     ap.add_argument("--ragas", action="store_true", help="also faithfulness, context relevance, judged citations")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "rubric")
     args = ap.parse_args()
@@ -69,6 +70,8 @@ def main() -> int:
     dataset = replace(sample(full, args.limit, args.seed, "full"), name="eu_regulations")
     config = Config()
     config = config.model_copy(update={"embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype})})
+    if args.neighbours is not None:
+        config.answer.llm_neighbours = args.neighbours
     started = time.perf_counter()
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
     print(note, flush=True)
