@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pyoxigraph import Literal, NamedNode, Quad
 
 from store.base import RDFStore
-from store.vocab import PKB, RDF, XSD, content_hash, mint
+from store.vocab import PKB, RDF, XSD, content_hash, mint, values_clause
 
 _A = NamedNode(RDF + "type")
 _INT = NamedNode(XSD + "integer")
@@ -208,7 +208,7 @@ def read_reports(store: RDFStore, communities: Iterable[str] | None = None) -> l
         unique = sorted(set(communities))
         if not unique:
             return []
-        values = "VALUES ?c { " + " ".join(str(NamedNode(c)) for c in unique) + " } "
+        values = values_clause("c", unique) + " "
     # The report graph's own membersHash (the communities graph has the current one).
     heads = store.select(
         f"SELECT ?c ?title ?summary ?by ?pt ?ct ?s ?h WHERE {{ {values}GRAPH ?g {{ ?c <{PKB}reportTitle> ?title ; "
@@ -255,6 +255,6 @@ def read_descriptions(store: RDFStore, entities: Iterable[str] | None = None) ->
         unique = sorted(set(entities))
         if not unique:
             return {}
-        values = "VALUES ?e { " + " ".join(str(NamedNode(e)) for e in unique) + " } "
+        values = values_clause("e", unique) + " "
     rows = store.select(f"SELECT ?e ?d WHERE {{ {values}?e <{PKB}description> ?d }}").rows
     return {r["e"].value: r["d"].value for r in rows}  # type: ignore[union-attr]

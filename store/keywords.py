@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pyoxigraph import Literal, NamedNode, Quad
 
 from store.base import RDFStore
-from store.vocab import DCTERMS, PKB, RDF, SKOS, XSD, mint
+from store.vocab import DCTERMS, PKB, RDF, SKOS, XSD, mint, values_clause
 
 _A = NamedNode(RDF + "type")
 _INT = NamedNode(XSD + "integer")
@@ -93,29 +93,6 @@ def write_keywords(store: RDFStore, found: Sequence[ChunkKeywords], languages: M
     return store.extend(quads)
 
 
-def _values(name: str, iris: Iterable[str]) -> str:
-    return f"VALUES ?{name} {{ " + " ".join(str(NamedNode(i)) for i in sorted(set(iris))) + " }"
-
-
-def chapter_chunks(store: RDFStore, seeds: Iterable[str], up: int = 0) -> list[tuple[str, int, str, int]]:
-    """(seed, its start offset, other chunk, its start offset) for every chunk in the seed's
-    section — or, with ``up`` = n, in the section n levels above it (its chapter) — seeds
-    themselves left out. A seed of a document without sections has the document's other chunks."""
-    seeds = [s for s in seeds if s]
-    if not seeds:
-        return []
-    path = "/".join([f"<{PKB}inSection>"] + [f"<{PKB}sectionOf>"] * up)
-    part = f"<{PKB}partOfDocument>"
-    # The node n levels up must be a section, not the document (a tree shallower than n gives none).
-    rows = store.select(
-        f"SELECT ?seed ?at ?c ?start WHERE {{ {_values('seed', seeds)} ?seed <{PKB}startOffset> ?at . "
-        f"{{ ?seed {path} ?s . ?s a <{PKB}Section> . ?c {path} ?s }} UNION "
-        f"{{ ?seed {part} ?d . FILTER NOT EXISTS {{ ?seed <{PKB}inSection> ?any }} ?c {part} ?d }} "
-        f"?c <{PKB}startOffset> ?start . FILTER(?c != ?seed) }}"
-    ).rows
-    return [(r["seed"].value, int(r["at"].value), r["c"].value, int(r["start"].value)) for r in rows]  # type: ignore[union-attr]
-
-
 def has_keywords(store: RDFStore) -> bool:
     """Whether the keyword layer was built (the ``keywords`` stage has run on this KB)."""
     return bool(store.select(f"SELECT ?k WHERE {{ ?k <{FREQUENCY.value}> ?n }} LIMIT 1").rows)
@@ -128,7 +105,7 @@ def keyword_neighbours(store: RDFStore, seeds: Iterable[str], max_frequency: int
     if not seeds:
         return []
     rows = store.select(
-        f"SELECT ?seed ?key ?c ?n WHERE {{ {_values('seed', seeds)} ?seed <{HAS_KEYWORD.value}> ?k . "
+        f"SELECT ?seed ?key ?c ?n WHERE {{ {values_clause('seed', sorted(set(seeds)))} ?seed <{HAS_KEYWORD.value}> ?k . "
         f"?k <{FREQUENCY.value}> ?n . FILTER(?n <= {int(max_frequency)}) "
         f"?k <{KEY.value}> ?key . ?c <{HAS_KEYWORD.value}> ?k . FILTER(?c != ?seed) }}"
     ).rows

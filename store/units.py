@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pyoxigraph import NamedNode
-
 from core.text import reading_text
 from store.base import RDFStore
-from store.vocab import DCTERMS, PKB
+from store.vocab import DCTERMS, PKB, values_clause
 
 PATH_SEPARATOR = " › "
 
@@ -78,7 +76,7 @@ def read_units(store: RDFStore, iris: Iterable[str] | None = None) -> list[Unit]
         unique = sorted(set(iris))
         if not unique:
             return []
-        where = "VALUES ?c { " + " ".join(str(NamedNode(i)) for i in unique) + " } "
+        where = values_clause("c", unique) + " "
     rows = store.select(
         f"SELECT ?c ?doc ?text ?section WHERE {{ {where}?c a <{PKB}Chunk> ; <{PKB}partOfDocument> ?doc ; "
         f"<{PKB}text> ?text . OPTIONAL {{ ?c <{PKB}inSection> ?section }} }} ORDER BY ?c"
@@ -101,9 +99,8 @@ def heading_paths(store: RDFStore, iris: Iterable[str]) -> dict[str, str]:
     unique = sorted(set(iris))
     if not unique:
         return {}
-    values = " ".join(str(NamedNode(i)) for i in unique)
     rows = store.select(
-        f"SELECT ?c ?title ?level ?heading WHERE {{ VALUES ?c {{ {values} }} ?c <{PKB}partOfDocument> ?doc . "
+        f"SELECT ?c ?title ?level ?heading WHERE {{ {values_clause('c', unique)} ?c <{PKB}partOfDocument> ?doc . "
         f"OPTIONAL {{ ?doc <{DCTERMS}title> ?title }} "
         f"OPTIONAL {{ ?c <{PKB}inSection>/<{PKB}sectionOf>* ?s . ?s a <{PKB}Section> ; <{PKB}heading> ?heading ; "
         f"<{PKB}sectionLevel> ?level }} }}"
@@ -122,3 +119,22 @@ def heading_paths(store: RDFStore, iris: Iterable[str]) -> dict[str, str]:
         path = ([titles[iri]] if iri in titles else []) + [h for _, h in sorted(set(parts.get(iri, [])))]
         out[iri] = PATH_SEPARATOR.join(path)
     return out
+
+
+def chapter_chunks(store: RDFStore, seeds: Iterable[str], up: int = 0) -> list[tuple[str, int, str, int]]:
+    """(seed, its start offset, other chunk, its start offset) for every chunk in the seed's
+    section — or, with ``up`` = n, in the section n levels above it (its chapter) — seeds
+    themselves left out. A seed of a document without sections has the document's other chunks."""
+    seeds = [s for s in seeds if s]
+    if not seeds:
+        return []
+    path = "/".join([f"<{PKB}inSection>"] + [f"<{PKB}sectionOf>"] * up)
+    part = f"<{PKB}partOfDocument>"
+    # The node n levels up must be a section, not the document (a tree shallower than n gives none).
+    rows = store.select(
+        f"SELECT ?seed ?at ?c ?start WHERE {{ {values_clause('seed', sorted(set(seeds)))} ?seed <{PKB}startOffset> ?at . "
+        f"{{ ?seed {path} ?s . ?s a <{PKB}Section> . ?c {path} ?s }} UNION "
+        f"{{ ?seed {part} ?d . FILTER NOT EXISTS {{ ?seed <{PKB}inSection> ?any }} ?c {part} ?d }} "
+        f"?c <{PKB}startOffset> ?start . FILTER(?c != ?seed) }}"
+    ).rows
+    return [(r["seed"].value, int(r["at"].value), r["c"].value, int(r["start"].value)) for r in rows]  # type: ignore[union-attr]

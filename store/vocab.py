@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from pyoxigraph import NamedNode
 
@@ -63,6 +64,12 @@ def declare_prefixes(query: str) -> str:
         if p not in declared and re.search(rf"(?<![\w.:-]){p}:", code)
     ]
     return (" ".join(missing) + " " + query) if missing else query
+
+
+def values_clause(name: str, iris: Iterable[str]) -> str:
+    """``VALUES ?name { <a> <b> … }`` for ``iris`` in their order, without repeats. Each IRI is
+    validated by ``NamedNode``, so its printed form is safe to put in a query."""
+    return f"VALUES ?{name} {{ " + " ".join(str(NamedNode(i)) for i in dict.fromkeys(iris)) + " }"
 
 
 def pkb(local: str) -> NamedNode:

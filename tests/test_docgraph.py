@@ -16,9 +16,9 @@ from kgpipeline.derived.keywords import KeywordsStage
 from kgpipeline.pipeline import ingest_paths
 from spr.qa import KnowledgeBase
 from spr.retrieval.docgraph import DocumentGraph, Scored, capped
-from store.keywords import chapter_chunks, keyword_key, keywords_graph
+from store.keywords import keyword_key, keywords_graph
 from store.oxigraph_store import OxigraphStore
-from store.units import read_units
+from store.units import chapter_chunks, read_units
 from store.vocab import PKB, declare_prefixes
 
 ACT = """---

@@ -28,6 +28,7 @@ def _store() -> OxigraphStore:
     lines = [f'<{B}doc/act> <{DCTERMS}title> "Energy Act" .', f'<{B}doc/plan> <{DCTERMS}title> "Plan" .']
     offset = 0
     for section, texts in (("art5", ART5), ("art6", ART6)):
+        lines.append(f"<{B}section/{section}> a <{PKB}Section> .")
         for i, text in enumerate(texts):
             c = f"<{B}chunk/{section}-{i}>"
             lines += [

@@ -13,11 +13,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from pyoxigraph import NamedNode
-
 from spr.records import ChunkRef, Evidence, Retrieval, Trace
 from store.base import RDFStore
-from store.vocab import DCTERMS, PKB
+from store.vocab import DCTERMS, PKB, values_clause
 
 if TYPE_CHECKING:
     from core.config import Config
@@ -46,9 +44,8 @@ def chunk_refs(store: RDFStore, iris: Iterable[str]) -> dict[str, ChunkRef]:
     unique = sorted({i for i in iris if i})
     if not unique:
         return {}
-    values = " ".join(str(NamedNode(i)) for i in unique)
     rows = store.select(
-        f"SELECT ?c ?text ?start ?end ?doc ?title WHERE {{ VALUES ?c {{ {values} }} "
+        f"SELECT ?c ?text ?start ?end ?doc ?title WHERE {{ {values_clause('c', unique)} "
         f"?c <{PKB}text> ?text ; <{PKB}partOfDocument> ?doc . "
         f"OPTIONAL {{ ?c <{PKB}startOffset> ?start }} OPTIONAL {{ ?c <{PKB}endOffset> ?end }} "
         f"OPTIONAL {{ ?doc <{DCTERMS}title> ?title }} }}"

@@ -36,8 +36,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pyoxigraph import NamedNode
-
 from core.errors import StoreError
 from spr.fuse import FACTS_HEADER, PASSAGES_HEADER, estimate_tokens
 from spr.records import ChunkRef, Evidence, Retrieval, Trace
@@ -53,7 +51,7 @@ from store.communities import (
     read_reports,
 )
 from store.layout import KBLayout
-from store.vocab import SKOS
+from store.vocab import SKOS, values_clause
 
 if TYPE_CHECKING:
     import numpy as np
@@ -207,8 +205,7 @@ class CommunityData:
         with self._lock:
             missing = sorted({e for e in entities if e and e not in self._labels})
             if missing:
-                values = " ".join(str(NamedNode(e)) for e in missing)
-                rows = self.store.select(f"SELECT ?e ?l WHERE {{ VALUES ?e {{ {values} }} ?e <{SKOS}prefLabel> ?l }}").rows
+                rows = self.store.select(f"SELECT ?e ?l WHERE {{ {values_clause('e', missing)} ?e <{SKOS}prefLabel> ?l }}").rows
                 found: dict[str, str] = {}
                 for r in rows:
                     e, label = r["e"].value, r["l"].value  # type: ignore[union-attr]

@@ -41,6 +41,7 @@ from spr.retrieval.fusion import Fused, Ranked, fused_evidence
 from spr.retrieval.rescore import Cosines, rescore
 from store import keywords as kw
 from store.base import RDFStore
+from store.units import chapter_chunks
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class DocumentGraph:
         """The other chunks of the seeds' sections, the ``fanout`` nearest (by offset) per seed,
         scored by the seed's weight (1 / its rank) and nearness."""
         weight = {s.chunk: 1.0 / i for i, s in enumerate(seeds, 1)}
-        rows = kw.chapter_chunks(self.store, weight, self.config.ics_up)
+        rows = chapter_chunks(self.store, weight, self.config.ics_up)
         score: dict[str, float] = {}
         via: dict[str, list[str]] = {}
         pairs = []

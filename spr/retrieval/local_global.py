@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import Literal
 
 from core.errors import ModelOutputError, StoreError
 from core.usage import UsageScope
@@ -44,7 +44,7 @@ from spr.retrieval.base import Retriever, chunk_evidence, chunk_refs, elapsed_ms
 from spr.retrieval.community import CommunityData, community_data, context_overhead, evidence_tokens, report_evidence
 from spr.verbalize import format_literal, label_from_iri, verbalize
 from store.communities import Report
-from store.vocab import PKB, RDF, SKOS
+from store.vocab import PKB, RDF, SKOS, values_clause
 
 if TYPE_CHECKING:
     from core.embed import Embedder
@@ -160,9 +160,8 @@ class LocalRetriever(Retriever):
         many chunks state them."""
         if not rank:
             return []
-        values = " ".join(str(NamedNode(e)) for e in rank)
         rows = self.data.store.select(
-            f"SELECT ?g ?s ?p ?o WHERE {{ VALUES ?e {{ {values} }} "
+            f"SELECT ?g ?s ?p ?o WHERE {{ {values_clause('e', rank)} "
             f"{{ GRAPH ?g {{ ?e ?p ?o }} BIND(?e AS ?s) }} UNION {{ GRAPH ?g {{ ?s ?p ?e }} BIND(?e AS ?o) }} "
             f"?g a <{PKB}Chunk> . FILTER(?p NOT IN (<{SKOS}prefLabel>, <{SKOS}altLabel>, <{PKB}mentionedIn>, <{RDF}type>)) }}"
         ).rows
@@ -202,8 +201,7 @@ class LocalRetriever(Retriever):
         """Chunks mentioning the linked entities, packed into what the budget has left."""
         if not rank:
             return
-        values = " ".join(str(NamedNode(e)) for e in rank)
-        rows = self.data.store.select(f"SELECT DISTINCT ?e ?c WHERE {{ VALUES ?e {{ {values} }} ?e <{PKB}mentionedIn> ?c }}").rows
+        rows = self.data.store.select(f"SELECT DISTINCT ?e ?c WHERE {{ {values_clause('e', rank)} ?e <{PKB}mentionedIn> ?c }}").rows
         mentions: dict[str, set[str]] = {}
         for r in rows:
             mentions.setdefault(r["c"].value, set()).add(r["e"].value)  # type: ignore[union-attr]

@@ -15,31 +15,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from pyoxigraph import NamedNode
-
 from spr.fuse import FusedContext
 from spr.records import Retrieval
 from spr.retrieval.base import chunk_evidence, chunk_refs
 from store.base import RDFStore
-from store.units import heading_paths
-from store.vocab import PKB
+from store.units import chapter_chunks, heading_paths
 
 SOURCE = "beside"
 
 
 def _siblings(store: RDFStore, anchors: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
-    """Anchor chunk IRI → (start offset, IRI) of every chunk of its section (else its document)."""
-    values = " ".join(str(NamedNode(a)) for a in anchors)
-    rows = store.select(
-        f"SELECT ?a ?c ?start WHERE {{ VALUES ?a {{ {values} }} "
-        f"{{ ?a <{PKB}inSection> ?s . ?c <{PKB}inSection> ?s }} UNION "
-        f"{{ ?a <{PKB}partOfDocument> ?d . FILTER NOT EXISTS {{ ?a <{PKB}inSection> ?any }} ?c <{PKB}partOfDocument> ?d }} "
-        f"?c <{PKB}startOffset> ?start }}"
-    ).rows
-    out: dict[str, list[tuple[int, str]]] = {}
-    for row in rows:
-        out.setdefault(row["a"].value, []).append((int(row["start"].value), row["c"].value))  # type: ignore[union-attr]
-    return {a: sorted(set(chunks)) for a, chunks in out.items()}
+    """Anchor chunk IRI → (start offset, IRI) of every chunk of its section (else its document),
+    the anchor included, in offset order."""
+    out: dict[str, set[tuple[int, str]]] = {}
+    for anchor, at, chunk, start in chapter_chunks(store, anchors):
+        out.setdefault(anchor, {(at, anchor)}).add((start, chunk))
+    return {a: sorted(chunks) for a, chunks in out.items()}
 
 
 def beside(siblings: Sequence[tuple[int, str]], anchor: str, per_side: int) -> list[str]:

@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyoxigraph import NamedNode
-
 from core.embed import Embedder, same_vectors
 from core.errors import InputError, StoreError
 from spr.records import ChunkRef, Evidence
@@ -23,7 +21,7 @@ from spr.retrieval.base import Retriever, chunk_evidence
 from spr.retrieval.fusion import Ranked
 from store.base import RDFStore
 from store.question_index import REINDEX_HINT, QuestionBank, load_question_bank, question_bank_dir
-from store.vocab import DCTERMS, PKB
+from store.vocab import DCTERMS, PKB, values_clause
 
 
 @dataclass(frozen=True)
@@ -99,9 +97,8 @@ def chunk_details(store: RDFStore, chunks: list[str]) -> dict[str, tuple[str, st
     """Chunk IRI → (text, document IRI, document title, start, end), for the chunks in the store."""
     if not chunks:
         return {}
-    values = " ".join(str(NamedNode(c)) for c in chunks)  # NamedNode validates; its printed form is safe
     rows = store.select(
-        f"""SELECT ?c ?t ?d ?title ?s ?e WHERE {{ VALUES ?c {{ {values} }}
+        f"""SELECT ?c ?t ?d ?title ?s ?e WHERE {{ {values_clause('c', chunks)}
             ?c <{PKB}text> ?t ; <{PKB}partOfDocument> ?d .
             OPTIONAL {{ ?c <{PKB}startOffset> ?s }} OPTIONAL {{ ?c <{PKB}endOffset> ?e }}
             OPTIONAL {{ ?d <{DCTERMS}title> ?title }} }}"""
