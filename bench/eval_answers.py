@@ -138,6 +138,7 @@ def main() -> int:
     ap.add_argument("--translate", choices=("auto", "off"), default=None, help="[answer] translate_questions")
     ap.add_argument("--llm-threads", default=None, metavar="G/P",
                     help="[llm] threads / batch_threads (generating / reading the prompt; default the config's)")
+    ap.add_argument("--list-chars", type=int, default=None, help="[answer] list_chars (extractive: lists quoted whole; 0 = never)")
     ap.add_argument("--evidence-tokens", type=int, default=None, help="[answer] llm_evidence_tokens (LLM answers)")
     args = ap.parse_args()
 
@@ -152,6 +153,7 @@ def main() -> int:
             **({} if args.neighbours is None else {"llm_neighbours": args.neighbours, "extractive_neighbours": args.neighbours}),
             "translate_questions": args.translate or config.answer.translate_questions,
             "llm_evidence_tokens": config.answer.llm_evidence_tokens if args.evidence_tokens is None else args.evidence_tokens,
+            "list_chars": config.answer.list_chars if args.list_chars is None else args.list_chars,
         }),
     })
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)

@@ -482,6 +482,14 @@ class AnswerConfig(_Section):
     )
     max_facts: int = Field(3, ge=0, description="Extractive: most facts in an answer.")
     max_sentences: int = Field(2, ge=0, description="Extractive: most document sentences in an answer.")
+    list_chars: int = Field(
+        1000,
+        ge=0,
+        description=(
+            "Extractive: a chosen sentence that is a list's lead-in ('… shall not support:') is quoted with its items,"
+            " and a chosen item under its lead-in, up to this many characters (spr/lists.py); 0 = sentences alone."
+        ),
+    )
     require_citations: bool = Field(
         True, description="An LLM reply that cites no evidence is replaced by 'The documents do not say.'"
     )

@@ -19,23 +19,61 @@ from types import MappingProxyType
 ABBREVIATIONS = ("No.", "Nos.", "Art.", "Arts.", "para.", "p.", "pp.", "cf.", "e.g.", "i.e.", "vs.")
 # The lookbehinds come after the punctuation so that they run only there, not at every position.
 _NOT_ABBREVIATION = "".join(rf"(?<!\b{re.escape(a)})" for a in ABBREVIATIONS)
-# A cut falls after a run of line breaks, or after . ! ? ; followed by a blank (";" too: legal
-# sub-clauses read as sentences). With a capital required, the next word must start with a capital
-# or a digit, optionally after an opening quote or bracket: a full stop before a lower-case word is
-# more likely an abbreviation nobody listed ("approx. the") than a sentence end.
-_CUT_ANY = re.compile(r"\n+|[.!?;](?=\s)" + _NOT_ABBREVIATION)
-_CUT_CAPITAL = re.compile(r"\n+|[.!?;](?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])" + _NOT_ABBREVIATION)
+# A cut falls after a line break, or after . ! ? ; followed by a blank (";" too: legal sub-clauses
+# read as sentences). With a capital required, the next word must start with a capital or a digit,
+# optionally after an opening quote or bracket: a full stop before a lower-case word is more likely
+# an abbreviation nobody listed ("approx. the") than a sentence end.
+_CUT_ANY = re.compile(r"\n(?:[ \t]*\n)*|[.!?;](?=\s)" + _NOT_ABBREVIATION)
+_CUT_CAPITAL = re.compile(r"\n(?:[ \t]*\n)*|[.!?;](?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])" + _NOT_ABBREVIATION)
+# A line that a hard-wrapped text (German laws at 72 columns, PDF text) broke mid-sentence: the line
+# before ends no clause and is not short (a heading), or the next goes on in lower case. A new
+# block never continues one: a Markdown heading, table row or bullet.
+_CLAUSE_END = (".", "!", "?", ":", ";")
+_NEW_BLOCK = re.compile(r"[ \t]*(?:#|\||[-*\u2022]\s)")
+WRAPPED_LINE_MIN = 40  # characters of the line before; shorter lines are headings ("Article 5")
+# "bis zum 31. März", "on 1. January": a day, not a sentence end.
+_MONTHS = re.compile(
+    r"\s+(?:Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember|"
+    r"January|February|March|May|June|July|October|December)\b"
+)
+_DAY = re.compile(r"(?<![\d.])\d{1,2}$")
+
+
+def _continues(text: str, cut: re.Match[str]) -> bool:
+    """Whether the sentence goes on across ``cut``: a single line break inside a wrapped sentence,
+    or a day's full stop before a month."""
+    a, b = cut.start(), cut.end()
+    if text[a] == ".":
+        return bool(_DAY.search(text, max(0, a - 3), a)) and bool(_MONTHS.match(text, b))
+    if text[a] != "\n" or text.count("\n", a, b) > 1:
+        return False  # a sentence end, or a blank line
+    before = text[text.rfind("\n", 0, a) + 1 : a].strip()
+    end = text.find("\n", b)
+    after = text[b : end if end >= 0 else len(text)]
+    if before.endswith(".") and _DAY.search(before[:-1][-3:]) and _MONTHS.match(" " + after):
+        return True  # "bis zum 31." / "März"
+    if not before or before.endswith(_CLAUSE_END) or before.startswith(("#", "|")) or not after.strip():
+        return False
+    if _NEW_BLOCK.match(after):
+        return False
+    return after.lstrip()[:1].islower() or len(before) >= WRAPPED_LINE_MIN
 
 
 def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the sentences and lines of ``text``, in order.
 
     A sentence ends at a line break and at . ! ? or ; before a blank, except after the
-    :data:`ABBREVIATIONS`; with ``require_capital`` (the default) only when the next word starts
-    with a capital or a digit. With ``trim`` (the default) the spans exclude surrounding blanks and
+    :data:`ABBREVIATIONS` and a day before a month ("31. März"); with ``require_capital`` (the
+    default) only when the next word starts with a capital or a digit. A single line break inside a
+    hard-wrapped sentence is no end: the line before ends no clause and is at least
+    :data:`WRAPPED_LINE_MIN` characters long (shorter: a heading), or the next line goes on in
+    lower case; a Markdown heading, table row or bullet always starts anew. With ``trim`` (the default) the spans exclude surrounding blanks and
     blank lines are no sentence; without it the spans tile the text from its first sentence on:
     each runs from the end of the one before, and blank lines join the sentence before them.
 
+    >>> wrapped = "(1) Die Emissionen werden im Vergleich zum Jahr 1990\\nschrittweise gemindert.\\nArticle 5\\nPenalties"
+    >>> [wrapped[a:b] for a, b in sentence_spans(wrapped)]
+    ['(1) Die Emissionen werden im Vergleich zum Jahr 1990\\nschrittweise gemindert.', 'Article 5', 'Penalties']
     >>> text = "See Art. 5. It applies; e.g. to grids.\\n\\nNext"
     >>> [text[a:b] for a, b in sentence_spans(text)]
     ['See Art. 5.', 'It applies; e.g. to grids.', 'Next']
@@ -45,7 +83,7 @@ def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True
     cut = _CUT_CAPITAL if require_capital else _CUT_ANY
     spans: list[tuple[int, int]] = []
     start = 0
-    for end in [*(m.end() for m in cut.finditer(text)), len(text)]:
+    for end in [*(m.end() for m in cut.finditer(text) if not _continues(text, m)), len(text)]:
         if text[start:end].strip():
             spans.append((start, end))
         elif spans:

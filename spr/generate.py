@@ -28,6 +28,7 @@ from core.text import sentence_spans
 from spr import answerable
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
+from spr.lists import Lines, list_block, list_unit, shown
 from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
 from spr.scoring import SentenceScorer
 from spr.verify import SupportChecker, claims, coverage, needed_citations
@@ -93,6 +94,7 @@ class ExtractiveGenerator:
     max_facts: int  # [answer] max_facts
     max_sentences: int  # [answer] max_sentences
     check: bool = False  # [answer] check_answerable: abstain when the evidence cannot hold the answer
+    list_chars: int = 0  # [answer] list_chars: a list's lead-in and items are quoted together (0 = never)
 
     def generate(self, question: str, context: FusedContext) -> Draft:
         pool = candidates(context)
@@ -116,13 +118,14 @@ class ExtractiveGenerator:
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
+        lists = _Lists(self.list_chars)
         for _, i in ranked:
             cand = pool[i]
             norm = " ".join(content_words(cand.text))
-            if cand.is_fact or norm in said:
+            if cand.is_fact or norm in said or lists.said(cand):
                 continue
             said.add(norm)
-            passages.append(cand)
+            passages.append(lists.whole(cand))
             if len(passages) >= self.max_sentences:
                 break
         chosen = facts + passages
@@ -141,6 +144,36 @@ class ExtractiveGenerator:
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
 
 
+class _Lists:
+    """An extractive answer's sentences that belong to a list (:mod:`spr.lists`), quoted with it:
+    a lead-in with its items, an item under its lead-in. Remembers what each quote covered, so
+    that another item of the same list is not quoted again."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.lines: dict[int, Lines] = {}  # citation id → its passage's lines
+        self.covered: dict[int, set[int]] = {}  # citation id → indices of sentences quoted
+
+    def _index(self, cand: Candidate) -> int | None:
+        if self.max_chars <= 0 or cand.source is None or cand.span is None:
+            return None
+        lines = self.lines.setdefault(cand.cid, Lines.of(cand.source.text))
+        return next((k for k, s in enumerate(lines.spans) if s.start == cand.span.start), None)
+
+    def said(self, cand: Candidate) -> bool:
+        k = self._index(cand)
+        return k is not None and k in self.covered.get(cand.cid, ())
+
+    def whole(self, cand: Candidate) -> Candidate:
+        k = self._index(cand)
+        unit = None if k is None else list_unit(self.lines[cand.cid], k, self.max_chars)
+        if unit is None or cand.source is None:
+            return cand
+        self.covered.setdefault(cand.cid, set()).update(unit.covered)
+        span = Span(unit.start, unit.end, cand.source.text[unit.start : unit.end])
+        return replace(cand, text=unit.text, span=span)
+
+
 def _is_heading(text: str) -> bool:
     """A Markdown heading, or a short line without closing punctuation ("2 Goals", "Article 5")."""
     if text.startswith("#"):
@@ -149,8 +182,13 @@ def _is_heading(text: str) -> bool:
 
 
 def _sentence(text: str) -> str:
-    text = " ".join(text.split())
-    return text if text.endswith((".", "!", "?", ":", ";")) else text + "."
+    """A quoted sentence as the answer shows it (:func:`spr.lists.shown`: no source markup such as
+    footnote references, bold marks or bullets), ending in punctuation. Its citation keeps the
+    exact source text."""
+    text = shown(text)
+    if text.endswith(","):
+        return text[:-1] + " …"  # a list item or wrapped line the source goes on after
+    return text if text.endswith((".", "!", "?", ":", ";", "…")) else text + "."
 
 
 def _citation(cid: int, chunk: ChunkRef, span: Span) -> Citation:
@@ -284,12 +322,20 @@ def focus(question: str, context: FusedContext, scorer: SentenceScorer, budget: 
     by_score = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
     first = [i for i in by_score if pool[i].text in wanted][:PREFERRED]
     picked: dict[int, list[Candidate]] = {}
+    taken: set[int] = set()
+    split: dict[int, Lines] = {}  # citation id → its passage's lines
     used = 0
     for i in first + [i for i in by_score if i not in first]:
-        cost = estimate_tokens(pool[i].text) + 1
+        if i in taken:
+            continue
+        # A list item is read under its lead-in ("… shall not support:"), or not at all.
+        group = [j for j in _lead_in(pool, i, split) if j not in taken] + [i]
+        cost = sum(estimate_tokens(pool[j].text) + 1 for j in group)
         if used + cost > budget:
             continue
-        picked.setdefault(pool[i].cid, []).append(pool[i])
+        for j in group:
+            picked.setdefault(pool[j].cid, []).append(pool[j])
+        taken.update(group)
         used += cost
     pieces = []
     for piece in context.pieces:
@@ -297,13 +343,28 @@ def focus(question: str, context: FusedContext, scorer: SentenceScorer, budget: 
             pieces.append(piece)
         elif piece.cid in picked:
             chosen = sorted(picked[piece.cid], key=lambda c: c.span.start if c.span else 0)
-            text = " … ".join(" ".join(c.text.split()) for c in chosen)
+            text = " … ".join(shown(c.text) for c in chosen)
             title = piece.evidence.chunk.title if piece.evidence.chunk is not None else ""
             text = f"({title}) {text}" if title else text
             pieces.append(replace(piece, text=text, tokens=estimate_tokens(text) + 2))
     kept = {p.cid for p in pieces}
     sources = {cid: chunk for cid, chunk in context.sources.items() if cid in kept}
     return replace(context, pieces=tuple(pieces), sources=sources, tokens=sum(p.tokens for p in pieces))
+
+
+def _lead_in(pool: Sequence[Candidate], i: int, split: dict[int, Lines]) -> list[int]:
+    """The index in ``pool`` of the lead-in of the list ``pool[i]`` is an item of (none when it is
+    in no list, or is the lead-in). ``split`` caches each passage's lines."""
+    cand = pool[i]
+    if cand.source is None or cand.span is None:
+        return []
+    lines = split.setdefault(cand.cid, Lines.of(cand.source.text))
+    k = next((k for k, s in enumerate(lines.spans) if s.start == cand.span.start), None)
+    block = None if k is None else list_block(lines, k)
+    if block is None or k == block[0]:
+        return []
+    start = lines.spans[block[0]].start
+    return [j for j, c in enumerate(pool) if c.cid == cand.cid and c.span is not None and c.span.start == start]
 
 
 UNSUPPORTED_MARK = "[unsupported]"

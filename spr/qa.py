@@ -333,6 +333,7 @@ class KnowledgeBase:
             max_facts=cfg.max_facts,
             max_sentences=cfg.max_sentences,
             check=run.checked,
+            list_chars=cfg.list_chars,
         )
 
     def _scorer(self, translation: str | None = None) -> SentenceScorer:

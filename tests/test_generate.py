@@ -171,3 +171,13 @@ def test_focus_takes_the_sentences_that_state_the_asked_value_first():
     assert "30 days" not in plain.pieces[0].text
     preferred = focus(question, context, LexicalScorer(0.0), 40, prefer=verdict.answers)
     assert "30 days" in preferred.pieces[0].text and preferred.tokens <= 40 + 2
+
+
+def test_extractive_answer_shows_sentences_without_source_markup_and_cites_the_exact_source():
+    text = "#### Article 3\n\nThe Fund shall support investments in renewable energy under Directive (EU) 2018/2001 ([^E0003]), including **energy storage**."
+    chunk = ChunkRef(B + "chunk/md", B + "doc/md", "Fund Regulation", 0, len(text), text)
+    draft = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=2).generate(
+        "Does the Fund support investments in renewable energy?", fuse([passage(chunk)], 500)
+    )
+    assert draft.text == "The Fund shall support investments in renewable energy under Directive (EU) 2018/2001, including energy storage. [1]"
+    assert draft.citations[0].quote == text[text.index("The Fund") :]  # the citation quotes the source as it is

@@ -146,3 +146,25 @@ def test_stem_meets_inflections_and_leaves_numbers():
     assert stem("Installations") == "installation"
     assert [stem(w) for w in ("2000", "200", "50,000", "1.5")] == ["2000", "200", "50,000", "1.5"]
     assert stem("set") == "set" and stem("led") == "lead"
+
+
+def test_sentences_of_a_hard_wrapped_text_are_whole():
+    from core.text import split_sentences
+
+    law = (
+        "(2) Bis zum Jahr 2045 werden die Treibhausgasemissionen so weit\n"
+        "gemindert, dass Netto-Treibhausgasneutralität erreicht wird. Nach dem\n"
+        "Jahr 2050 sollen negative Treibhausgasemissionen erreicht werden, und zwar bis zum 31.\n"
+        "März eines jeden Jahres."
+    )
+    assert split_sentences(law) == [
+        "(2) Bis zum Jahr 2045 werden die Treibhausgasemissionen so weit\ngemindert, dass Netto-Treibhausgasneutralität erreicht wird.",
+        "Nach dem\nJahr 2050 sollen negative Treibhausgasemissionen erreicht werden, und zwar bis zum 31.\nMärz eines jeden Jahres.",
+    ]
+    # Short lines are headings, a clause end or a blank line ends the sentence, a Markdown heading,
+    # bullet or table row starts anew.
+    plain = "Article 5\nPenalties\nAn operator who fails to register shall pay a fine of up to EUR 50,000\nper installation.\n\nNext one"
+    assert split_sentences(plain) == ["Article 5", "Penalties", "An operator who fails to register shall pay a fine of up to EUR 50,000\nper installation.", "Next one"]
+    markdown = "The Fund shall support the following investments in every region\n- (a) SMEs;\n- (b) research.\n#### Article 9\n| a | b |"
+    assert split_sentences(markdown) == ["The Fund shall support the following investments in every region", "- (a) SMEs;", "- (b) research.", "#### Article 9", "| a | b |"]
+    assert split_sentences("It applies from 2030. March is not a day.") == ["It applies from 2030.", "March is not a day."]

@@ -1,0 +1,179 @@
+"""Enumerations in policy text: a lead-in sentence ending in ":" and the items under it.
+
+Legal acts state many rules as lists: "The JTF shall not support: (a) the decommissioning or
+construction of nuclear power plants; (b) …". When the items stand on their own lines (Markdown
+"- (a) …", the numbered items of German laws), the sentence splitter (:func:`core.text.sentence_spans`)
+cuts the lead-in and every item apart. Quoted alone, a lead-in promises what it does not give
+("… shall contain the following elements:") and an item loses what it belongs to: an exclusion
+reads like a permission. :func:`list_block` finds the list around a sentence so that an answer can
+quote the lead-in with its items (:func:`list_unit`). Lists written inline ("tasks: (a) …; (b) …",
+one line) are one sentence already and need none of this.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.text import reading_text
+from spr.fuse import Span, sentences
+
+# An item opens with a bullet, an enumerator or both: "- (a) ", "(iv) ", "b) ", "1. ", "(2) ", "• ".
+# Lower-case letters only: "(EU) 2021/1119" or "A. Scope" do not open items.
+_ITEM = re.compile(
+    r"(?:[-*\u2022\u2013]\s+)?(?:\((?P<p>[a-z]{1,4}|\d{1,3})\)|(?P<d>[a-z]|\d{1,3})[.)])\s|[-*\u2022\u2013]\s"
+)
+_BULLET = re.compile(r"[-*\u2022\u2013]\s+")
+_FIRST = {"a", "i", "1"}  # what a list's first enumerator is
+_ENDS = (".", "!", "?", ":", ";", ",")
+MAX_ITEMS = 40  # a longer run of items is a table of contents or an annex, not one list
+
+
+def item_kind(text: str) -> str | None:
+    """"alpha" ("(a)", "b)", "(iv)"), "digit" ("1.", "(2)"), "bullet" ("- ", "• ") or None (no item)."""
+    m = _ITEM.match(text)
+    if m is None:
+        return None
+    label = m.group("p") or m.group("d")
+    return "bullet" if label is None else "digit" if label.isdigit() else "alpha"
+
+
+def is_item(text: str) -> bool:
+    return item_kind(text) is not None
+
+
+def _first_item(text: str) -> bool:
+    m = _ITEM.match(text)
+    return m is not None and (m.group("p") or m.group("d")) in _FIRST
+
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A passage's text and its sentences and lines (:func:`spr.fuse.sentences`), as lists are
+    found in them: the text tells a new line block (after a blank line) from a wrapped line."""
+
+    text: str
+    spans: tuple[Span, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Lines:
+        return cls(text, tuple(sentences(text)))
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def line(self, k: int) -> str:
+        return self.spans[k].text
+
+    def item(self, k: int) -> str | None:
+        """The item kind of line ``k`` (:func:`item_kind`) where it starts an item: first in the
+        text, after a blank line, or after a line that ends a clause. "§ 111a Satz" / "1) ein
+        Aufsichtsverfahren …" is a wrapped sentence, not an item."""
+        kind = item_kind(self.line(k))
+        if kind is None or k == 0:
+            return kind
+        prev = self.spans[k - 1]
+        if _BLANK_LINE.search(self.text, prev.end, self.spans[k].start) or prev.text.rstrip().endswith(_ENDS):
+            return kind
+        return None
+
+    def opens(self, k: int) -> bool:
+        """Whether line ``k`` is a lead-in: it ends in ":" before an item, or (German laws: "(1) Der
+        Höchstpreis in den Ausschreibungen ist", a blank line, "1. im verkürzten Verfahren …") it
+        ends without punctuation before a list's first item. Never a heading."""
+        if k + 1 >= len(self) or self.item(k + 1) is None:
+            return False
+        text = self.line(k).rstrip()
+        if text.endswith(":"):
+            return True
+        return not text.startswith("#") and not text.endswith((*_ENDS, ")")) and _first_item(self.line(k + 1))
+
+
+def list_block(lines: Lines, i: int) -> tuple[int, int] | None:
+    """``(lead, last)``: the indices of the lead-in and of the last item of the list that line
+    ``i`` opens or is an item of; None when it is in no list. Items are of the first item's kind (a
+    numbered paragraph after a lettered list is not an item of it); the list ends after an item that
+    ends with a full stop, or before the first line that is not an item of its kind."""
+    lead = i
+    if not lines.opens(i):
+        if lines.item(i) is None:
+            return None
+        lead = i - 1
+        while lead >= 0 and i - lead <= MAX_ITEMS and not lines.opens(lead):
+            if lines.item(lead) is None or lines.line(lead).rstrip().endswith("."):
+                return None  # not in a list, or an earlier list ended there
+            lead -= 1
+        if lead < 0 or i - lead > MAX_ITEMS:
+            return None
+    kind = lines.item(lead + 1)
+    last = lead
+    for k in range(lead + 1, min(len(lines), lead + 1 + MAX_ITEMS)):
+        if lines.item(k) != kind:
+            break
+        last = k
+        if lines.line(k).rstrip().endswith("."):
+            break
+    return (lead, last) if i <= last else None  # else a later paragraph, not this list's
+
+
+@dataclass(frozen=True)
+class ListUnit:
+    """What an answer quotes for one chosen sentence: ``text`` (the sentences joined, " … " where
+    items were skipped or cut, source markup removed) and the source range ``start``–``end`` it comes from (an exact span that
+    holds every quoted word); ``covered`` the indices of the sentences it says."""
+
+    text: str
+    start: int
+    end: int
+    covered: frozenset[int]
+
+
+def _join(lines: Lines, indices: Sequence[int]) -> str:
+    parts: list[str] = []
+    for prev, k in zip([None, *indices], indices):
+        if prev is not None and k != prev + 1:
+            parts.append("…")
+        parts.append(shown(lines.line(k)))
+    return " ".join(parts)
+
+
+def shown(text: str) -> str:
+    """A line as an answer or the LLM's evidence shows it: source markup removed
+    (:func:`core.text.reading_text`), blanks collapsed, a Markdown bullet before an enumerator
+    dropped ("- (a) x" → "(a) x"), a bare one shown as "•"."""
+    text = " ".join(reading_text(text).split())
+    bullet = _BULLET.match(text)
+    if bullet is None:
+        return text
+    rest = text[bullet.end():]
+    return rest if is_item(rest) else f"\u2022 {rest}"
+
+
+def list_unit(lines: Lines, i: int, max_chars: int) -> ListUnit | None:
+    """The quote for line ``i`` when it is part of a list (:func:`list_block`), else None.
+
+    A lead-in comes with its items in order, as many as ``max_chars`` allows (at least one); an item
+    comes after its lead-in, with the items between them when they fit, else with " … " for them."""
+    block = list_block(lines, i)
+    if block is None or max_chars <= 0:
+        return None
+    lead, last = block
+
+    def size_of(ks: Sequence[int]) -> int:
+        return sum(len(lines.line(k)) + 1 for k in ks)
+
+    if i == lead:
+        chosen = [lead]
+        for k in range(lead + 1, last + 1):
+            if size_of([*chosen, k]) > max_chars and len(chosen) > 1:
+                break
+            chosen.append(k)
+    else:
+        whole = list(range(lead, i + 1))
+        chosen = whole if size_of(whole) <= max_chars else [lead, i]
+    text = _join(lines, chosen) + (" …" if i == lead and chosen[-1] < last else "")
+    return ListUnit(text, lines.spans[chosen[0]].start, lines.spans[chosen[-1]].end, frozenset(chosen))

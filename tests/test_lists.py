@@ -1,0 +1,169 @@
+"""Lists in policy text (spr/lists.py) and extractive answers that quote a list whole.
+
+The passages are in the two shapes the corpora have: Markdown lists ("- (a) …" on their own lines,
+as in EUR-Lex Markdown) and hard-wrapped numbered lists (German laws, wrapped at ~72 columns).
+"""
+
+from __future__ import annotations
+
+from spr.fuse import fuse, sentences
+from spr.generate import ExtractiveGenerator
+from spr.lists import Lines, is_item, item_kind, list_block, list_unit
+from spr.records import ChunkRef, Evidence
+from spr.scoring import LexicalScorer
+
+B = "https://example.org/"
+FUND = (
+    "#### Article 9\n\n##### Exclusion from the scope of support\n\n"
+    "The Fund shall not support:\n\n"
+    "- (a) the decommissioning or the construction of nuclear power stations;\n\n"
+    "- (b) the manufacturing, processing and marketing of tobacco and tobacco products;\n\n"
+    "- (c) investment related to the production, processing, distribution, storage or combustion of fossil fuels.\n\n"
+    "Member States shall report on the use of the Fund every year."
+)
+LAW = (
+    "(1) Die Treibhausgasemissionen werden im Vergleich zum Jahr 1990\n"
+    "schrittweise wie folgt gemindert:\n\n"
+    "1.  bis zum Jahr 2030 um mindestens 65 Prozent,\n\n"
+    "2.  auf mindestens minus 25 Millionen Tonnen bis\n    zum Jahr 2040 um mindestens 88 Prozent.\n\n"
+    "(2) Bis zum Jahr 2045 werden die Treibhausgasemissionen so weit gemindert."
+)
+
+
+def texts(text: str) -> list[str]:
+    return [s.text for s in sentences(text)]
+
+
+def test_items_are_recognised_by_bullet_or_enumerator_not_by_a_capitalised_abbreviation():
+    for item in ("- (a) x", "(iv) x", "b) x", "1. x", "(2) x", "• x", "- x"):
+        assert is_item(item), item
+    for text in ("(EU) 2021/1119 applies.", "A. Scope", "Article 9", "-5 % by 2030"):
+        assert not is_item(text), text
+
+
+def test_a_markdown_list_is_one_block_from_its_lead_in_to_the_item_ending_in_a_full_stop():
+    lines = Lines.of(FUND)
+    lead = texts(FUND).index("The Fund shall not support:")
+    block = (lead, lead + 3)
+    assert [list_block(lines, k) for k in range(lead, lead + 4)] == [block] * 4
+    assert list_block(lines, lead + 4) is None  # "Member States shall report …" follows the list
+    assert list_block(lines, 0) is None  # a heading
+
+
+def test_a_lead_in_is_quoted_with_its_items_and_an_item_under_its_lead_in():
+    lines = Lines.of(FUND)
+    lead = texts(FUND).index("The Fund shall not support:")
+    whole = list_unit(lines, lead, 1000)
+    assert whole.text.startswith("The Fund shall not support: (a) the decommissioning")
+    assert whole.text.endswith("combustion of fossil fuels.")
+    assert FUND[whole.start : whole.end].startswith("The Fund shall not support:") and whole.covered == {lead, lead + 1, lead + 2, lead + 3}
+    # An item alone would read like a permission; it comes after its lead-in.
+    item = list_unit(lines, lead + 1, 1000)
+    assert item.text == "The Fund shall not support: (a) the decommissioning or the construction of nuclear power stations;"
+    # Items that do not fit are left out, and the reader is told so.
+    cut = list_unit(lines, lead, 120)
+    assert cut.text.endswith("nuclear power stations; …") and lead + 2 not in cut.covered
+    far = list_unit(lines, lead + 3, 80)
+    assert far.text.startswith("The Fund shall not support: … (c) investment") and far.covered == {lead, lead + 3}
+    assert FUND[far.start : far.end].endswith("fossil fuels.")  # the citation spans every quoted word
+    assert list_unit(lines, lead, 0) is None
+
+
+def test_a_hard_wrapped_list_is_read_as_whole_sentences():
+    lines = Lines.of(LAW)
+    shown = [" ".join(lines.line(k).split()) for k in range(len(lines))]
+    # The splitter (core.text) joins the wrapped lines of the lead-in and of the second item.
+    assert shown[0] == "(1) Die Treibhausgasemissionen werden im Vergleich zum Jahr 1990 schrittweise wie folgt gemindert:"
+    assert shown[2] == "2. auf mindestens minus 25 Millionen Tonnen bis zum Jahr 2040 um mindestens 88 Prozent."
+    unit = list_unit(lines, 0, 1000)
+    assert unit.text == f"{shown[0]} 1. bis zum Jahr 2030 um mindestens 65 Prozent, {shown[2]}"
+    assert list_unit(lines, 2, 1000) == unit  # the last item, under its lead-in with the item before it
+    assert list_block(lines, 3) is None
+
+
+def test_a_list_written_on_one_line_is_one_sentence_and_no_block():
+    inline = "The officer shall have the following tasks: (a) to inform; (b) to monitor compliance."
+    assert all(list_block(Lines.of(inline), k) is None for k in range(len(Lines.of(inline))))
+    earlier = "Scope:\n- energy;\n- transport.\n- (c) stray item."
+    assert list_block(Lines.of(earlier), 3) is None  # after a list's last item: no lead-in of its own
+
+
+def answer(question: str, list_chars: int) -> tuple[str, str]:
+    chunk = ChunkRef(B + "chunk/fund", B + "doc/fund", "Just Transition Fund Regulation", 500, 500 + len(FUND), FUND)
+    context = fuse([Evidence("chunk", FUND, 0.8, "k", chunk=chunk)], 1000)
+    draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=0, max_sentences=2, list_chars=list_chars).generate(question, context)
+    (citation,) = draft.citations
+    assert FUND[citation.start - chunk.start : citation.end - chunk.start] == citation.quote  # exact document offsets
+    return draft.text, citation.quote
+
+
+def test_extractive_answer_quotes_the_exclusion_with_its_lead_in():
+    question = "Can the Fund support the construction of nuclear power stations?"
+    before, _ = answer(question, 0)
+    assert before.startswith("(a) the decommissioning or the construction of nuclear power stations;")  # reads like a permission
+    text, quote = answer(question, 1000)
+    assert text.startswith("The Fund shall not support: (a) the decommissioning or the construction of nuclear power stations;")
+    assert quote.startswith("The Fund shall not support:") and "(a) the decommissioning" in quote
+    assert text.count("nuclear power stations") == 1  # the list is not quoted twice
+
+
+def test_extractive_answer_to_a_what_question_lists_the_items():
+    text, quote = answer("What shall the Fund not support?", 1000)
+    assert "(a) the decommissioning" in text and "(b) the manufacturing" in text and "(c) investment" in text
+    assert quote.endswith("fossil fuels.")
+
+
+def test_llm_evidence_keeps_an_item_under_its_lead_in():
+    from spr.generate import focus
+
+    chunk = ChunkRef(B + "chunk/fund", B + "doc/fund", "Just Transition Fund Regulation", 0, len(FUND), FUND)
+    context = fuse([Evidence("chunk", FUND, 0.8, "k", chunk=chunk)], 1000)
+    question = "Can the Fund pay for building nuclear power stations?"
+    focused = focus(question, context, LexicalScorer(0.0), 40)
+    (piece,) = focused.pieces
+    assert "nuclear power stations" in piece.text
+    assert piece.text.index("The Fund shall not support:") < piece.text.index("nuclear power stations")
+    # The lead-in costs budget: with room for the item alone, neither is read (never a bare item).
+    # (the item costs 24 estimated tokens, its lead-in 10)
+    assert "nuclear" not in focus(question, context, LexicalScorer(0.0), 30).render()
+
+
+PRICE = (
+    "### § 19 Höchstpreis\n\n(1) Der Höchstpreis in den Ausschreibungen ist\n\n"
+    "1.  im verkürzten Verfahren für das Jahr 2020 165 000 Euro pro Megawatt\n    Nettonennleistung,\n\n"
+    "2.  für das Zieldatum 2022 155 000 Euro pro Megawatt Nettonennleistung und\n\n"
+    "3.  für das Zieldatum 2026 89 000 Euro pro Megawatt Nettonennleistung.\n\n"
+    "(2) Der Bieter darf höchstens den Höchstpreis bieten."
+)
+
+
+def test_a_lead_in_without_a_colon_opens_a_list_at_its_first_item():
+    lines = Lines.of(PRICE)
+    assert lines.line(1) == "(1) Der Höchstpreis in den Ausschreibungen ist"
+    unit = list_unit(lines, 3, 1000)
+    assert unit.text == (
+        "(1) Der Höchstpreis in den Ausschreibungen ist 1. im verkürzten Verfahren für das Jahr 2020 165 000 Euro pro"
+        " Megawatt Nettonennleistung, 2. für das Zieldatum 2022 155 000 Euro pro Megawatt Nettonennleistung und"
+    )
+    assert list_block(lines, 1) == (1, 4)
+    assert list_block(lines, 0) is None and list_block(lines, 5) is None  # the heading, the next paragraph
+    assert item_kind("(b) x") == item_kind("(iv) x") == "alpha" and item_kind("2. x") == "digit" and item_kind("- x") == "bullet"
+
+
+def test_a_numbered_paragraph_after_a_lettered_list_is_not_one_of_its_items():
+    text = "Each plan shall contain:\n- (a) a timeline;\n- (b) the impacts;\n3. Member States shall publish the plans."
+    lines = Lines.of(text)
+    assert list_block(lines, 0) == (0, 2)
+    assert list_block(lines, 3) is None
+    # A line that ends without punctuation before a later item is no lead-in: only a first item opens a list.
+    assert list_block(Lines.of("Scope of the plan\n(b) the impacts;"), 0) is None
+
+
+def test_an_enumerator_after_a_line_that_ends_no_clause_starts_no_item():
+    # "… (§ 111a Satz" / "1) ein Aufsichtsverfahren …": a wrapped sentence, even where the splitter
+    # keeps the lines apart (the line before is shorter than a wrapped line usually is).
+    text = "dass gegen ein Unternehmen (§ 111a Satz\n1) ein Aufsichtsverfahren eingeleitet worden ist."
+    lines = Lines.of(text)
+    assert len(lines) == 2 and lines.item(1) is None and lines.item(0) is None
+    assert list_block(lines, 0) is None and list_block(lines, 1) is None
+    assert Lines.of("Es gilt\n\n1) ein Verfahren.").item(1) == "digit"  # after a blank line it is an item
