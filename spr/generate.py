@@ -28,7 +28,7 @@ from core.text import sentence_spans
 from spr import answerable
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
-from spr.lists import Lines, list_block, list_unit, shown
+from spr.lists import Lines, ListUnit, list_block, list_unit, quote, shown
 from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
 from spr.scoring import SentenceScorer
 from spr.verify import SupportChecker, claims, coverage, needed_citations
@@ -125,7 +125,7 @@ class ExtractiveGenerator:
             if cand.is_fact or norm in said or lists.said(cand):
                 continue
             said.add(norm)
-            passages.append(lists.whole(cand))
+            lists.add(cand, passages)
             if len(passages) >= self.max_sentences:
                 break
         chosen = facts + passages
@@ -146,13 +146,13 @@ class ExtractiveGenerator:
 
 class _Lists:
     """An extractive answer's sentences that belong to a list (:mod:`spr.lists`), quoted with it:
-    a lead-in with its items, an item under its lead-in. Remembers what each quote covered, so
-    that another item of the same list is not quoted again."""
+    a lead-in with its items, an item under its lead-in. A second item of a list already quoted
+    joins that quote instead of repeating the lead-in."""
 
     def __init__(self, max_chars: int) -> None:
         self.max_chars = max_chars
         self.lines: dict[int, Lines] = {}  # citation id → its passage's lines
-        self.covered: dict[int, set[int]] = {}  # citation id → indices of sentences quoted
+        self.quoted: dict[tuple[int, int], tuple[int, ListUnit]] = {}  # (cid, lead-in) → (place in the answer, quote)
 
     def _index(self, cand: Candidate) -> int | None:
         if self.max_chars <= 0 or cand.source is None or cand.span is None:
@@ -162,16 +162,27 @@ class _Lists:
 
     def said(self, cand: Candidate) -> bool:
         k = self._index(cand)
-        return k is not None and k in self.covered.get(cand.cid, ())
+        return k is not None and any(cid == cand.cid and k in unit.covered for (cid, _), (_, unit) in self.quoted.items())
 
-    def whole(self, cand: Candidate) -> Candidate:
+    def add(self, cand: Candidate, passages: list[Candidate]) -> None:
+        """Append ``cand`` to ``passages`` (as its list's quote when it is in one), or widen the quote
+        of its list that is there already."""
         k = self._index(cand)
         unit = None if k is None else list_unit(self.lines[cand.cid], k, self.max_chars)
         if unit is None or cand.source is None:
-            return cand
-        self.covered.setdefault(cand.cid, set()).update(unit.covered)
+            passages.append(cand)
+            return
+        lead = min(unit.covered)
+        key = (cand.cid, lead)
+        if key in self.quoted:
+            place, before = self.quoted[key]
+            unit = quote(self.lines[cand.cid], sorted(before.covered | {k}), unit.last)
+        else:
+            place = len(passages)
+            passages.append(cand)
+        self.quoted[key] = (place, unit)
         span = Span(unit.start, unit.end, cand.source.text[unit.start : unit.end])
-        return replace(cand, text=unit.text, span=span)
+        passages[place] = replace(cand, text=unit.text, span=span)
 
 
 def _is_heading(text: str) -> bool:

@@ -124,12 +124,13 @@ def list_block(lines: Lines, i: int) -> tuple[int, int] | None:
 class ListUnit:
     """What an answer quotes for one chosen sentence: ``text`` (the sentences joined, " … " where
     items were skipped or cut, source markup removed) and the source range ``start``–``end`` it comes from (an exact span that
-    holds every quoted word); ``covered`` the indices of the sentences it says."""
+    holds every quoted word); ``covered`` the indices of the sentences it says, the lead-in first."""
 
     text: str
     start: int
     end: int
     covered: frozenset[int]
+    last: int  # the list's last item
 
 
 def _join(lines: Lines, indices: Sequence[int]) -> str:
@@ -157,7 +158,8 @@ def list_unit(lines: Lines, i: int, max_chars: int) -> ListUnit | None:
     """The quote for line ``i`` when it is part of a list (:func:`list_block`), else None.
 
     A lead-in comes with its items in order, as many as ``max_chars`` allows (at least one); an item
-    comes after its lead-in, with the items between them when they fit, else with " … " for them."""
+    comes after its lead-in, with the items between them when they fit, else with " … " for them;
+    " …" at the end says the list goes on."""
     block = list_block(lines, i)
     if block is None or max_chars <= 0:
         return None
@@ -175,5 +177,11 @@ def list_unit(lines: Lines, i: int, max_chars: int) -> ListUnit | None:
     else:
         whole = list(range(lead, i + 1))
         chosen = whole if size_of(whole) <= max_chars else [lead, i]
-    text = _join(lines, chosen) + (" …" if i == lead and chosen[-1] < last else "")
-    return ListUnit(text, lines.spans[chosen[0]].start, lines.spans[chosen[-1]].end, frozenset(chosen))
+    return quote(lines, chosen, last)
+
+
+def quote(lines: Lines, indices: Sequence[int], last: int) -> ListUnit:
+    """The unit of the lines ``indices`` (ascending, the lead-in first) of a list whose last item is
+    line ``last``: " … " where lines are skipped, " …" at the end when the list goes on."""
+    text = _join(lines, indices) + (" …" if indices[-1] < last else "")
+    return ListUnit(text, lines.spans[indices[0]].start, lines.spans[indices[-1]].end, frozenset(indices), last)

@@ -59,7 +59,7 @@ def test_a_lead_in_is_quoted_with_its_items_and_an_item_under_its_lead_in():
     assert FUND[whole.start : whole.end].startswith("The Fund shall not support:") and whole.covered == {lead, lead + 1, lead + 2, lead + 3}
     # An item alone would read like a permission; it comes after its lead-in.
     item = list_unit(lines, lead + 1, 1000)
-    assert item.text == "The Fund shall not support: (a) the decommissioning or the construction of nuclear power stations;"
+    assert item.text == "The Fund shall not support: (a) the decommissioning or the construction of nuclear power stations; …"
     # Items that do not fit are left out, and the reader is told so.
     cut = list_unit(lines, lead, 120)
     assert cut.text.endswith("nuclear power stations; …") and lead + 2 not in cut.covered
@@ -107,6 +107,13 @@ def test_extractive_answer_quotes_the_exclusion_with_its_lead_in():
     assert text.count("nuclear power stations") == 1  # the list is not quoted twice
 
 
+def test_two_items_of_one_list_share_one_quote_with_the_lead_in_once():
+    text, quote = answer("Can the Fund support nuclear power stations or the marketing of tobacco products?", 100)
+    assert text.count("The Fund shall not support:") == 1 and text.count("[1]") == 1
+    assert "(a) the decommissioning" in text and "(b) the manufacturing, processing and marketing of tobacco" in text
+    assert quote.startswith("The Fund shall not support:") and quote.endswith("tobacco products;")
+
+
 def test_extractive_answer_to_a_what_question_lists_the_items():
     text, quote = answer("What shall the Fund not support?", 1000)
     assert "(a) the decommissioning" in text and "(b) the manufacturing" in text and "(c) investment" in text
@@ -143,7 +150,7 @@ def test_a_lead_in_without_a_colon_opens_a_list_at_its_first_item():
     unit = list_unit(lines, 3, 1000)
     assert unit.text == (
         "(1) Der Höchstpreis in den Ausschreibungen ist 1. im verkürzten Verfahren für das Jahr 2020 165 000 Euro pro"
-        " Megawatt Nettonennleistung, 2. für das Zieldatum 2022 155 000 Euro pro Megawatt Nettonennleistung und"
+        " Megawatt Nettonennleistung, 2. für das Zieldatum 2022 155 000 Euro pro Megawatt Nettonennleistung und …"
     )
     assert list_block(lines, 1) == (1, 4)
     assert list_block(lines, 0) is None and list_block(lines, 5) is None  # the heading, the next paragraph
