@@ -157,8 +157,7 @@ class _Lists:
     def _index(self, cand: Candidate) -> int | None:
         if self.max_chars <= 0 or cand.source is None or cand.span is None:
             return None
-        lines = self.lines.setdefault(cand.cid, Lines.of(cand.source.text))
-        return next((k for k, s in enumerate(lines.spans) if s.start == cand.span.start), None)
+        return self.lines.setdefault(cand.cid, Lines.of(cand.source.text)).at(cand.span.start)
 
     def said(self, cand: Candidate) -> bool:
         k = self._index(cand)
@@ -370,7 +369,7 @@ def _lead_in(pool: Sequence[Candidate], i: int, split: dict[int, Lines]) -> list
     if cand.source is None or cand.span is None:
         return []
     lines = split.setdefault(cand.cid, Lines.of(cand.source.text))
-    k = next((k for k, s in enumerate(lines.spans) if s.start == cand.span.start), None)
+    k = lines.at(cand.span.start)
     block = None if k is None else list_block(lines, k)
     if block is None or k == block[0]:
         return []

@@ -19,24 +19,29 @@ from dataclasses import dataclass
 from core.text import reading_text
 from spr.fuse import Span, sentences
 
-# An item opens with a bullet, an enumerator or both: "- (a) ", "(iv) ", "b) ", "1. ", "(2) ", "• ".
-# Lower-case letters only: "(EU) 2021/1119" or "A. Scope" do not open items.
+# An item opens with a bullet, an enumerator or both: "- (a) ", "(iv) ", "b) ", "aa) ", "1. ", "3a. ",
+# "(2) ", "• ". Lower-case letters only: "(EU) 2021/1119" or "A. Scope" do not open items.
 _ITEM = re.compile(
-    r"(?:[-*\u2022\u2013]\s+)?(?:\((?P<p>[a-z]{1,4}|\d{1,3})\)|(?P<d>[a-z]|\d{1,3})[.)])\s|[-*\u2022\u2013]\s"
+    r"(?:[-*\u2022\u2013]\s+)?"
+    r"(?:\((?P<p>[a-z]{1,4}|\d{1,3})\)|(?P<dd>(?P<ch>[a-z])(?P=ch))\)|(?P<d>[a-z]|\d{1,3}[a-z]?)[.)])\s"
+    r"|[-*\u2022\u2013]\s"
 )
 _BULLET = re.compile(r"[-*\u2022\u2013]\s+")
-_FIRST = {"a", "i", "1"}  # what a list's first enumerator is
+_FIRST = {"a", "i", "1", "aa"}  # what a list's first enumerator is
 _ENDS = (".", "!", "?", ":", ";", ",")
 MAX_ITEMS = 40  # a longer run of items is a table of contents or an annex, not one list
 
 
 def item_kind(text: str) -> str | None:
-    """"alpha" ("(a)", "b)", "(iv)"), "digit" ("1.", "(2)"), "bullet" ("- ", "• ") or None (no item)."""
+    """"alpha" ("(a)", "b)", "(iv)"), "double" ("aa)", German sub-items), "digit" ("1.", "(2)",
+    "3a."), "bullet" ("- ", "• ") or None (no item)."""
     m = _ITEM.match(text)
     if m is None:
         return None
+    if m.group("dd"):
+        return "double"
     label = m.group("p") or m.group("d")
-    return "bullet" if label is None else "digit" if label.isdigit() else "alpha"
+    return "bullet" if label is None else "digit" if label[0].isdigit() else "alpha"
 
 
 def is_item(text: str) -> bool:
@@ -45,9 +50,10 @@ def is_item(text: str) -> bool:
 
 def _first_item(text: str) -> bool:
     m = _ITEM.match(text)
-    return m is not None and (m.group("p") or m.group("d")) in _FIRST
+    return m is not None and (m.group("p") or m.group("dd") or m.group("d")) in _FIRST
 
 
+_BARE = re.compile(r"(?:[-*\u2022\u2013]\s+)?(?:\d{1,3}[a-z]?|[a-z])\.")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
@@ -61,7 +67,20 @@ class Lines:
 
     @classmethod
     def of(cls, text: str) -> Lines:
-        return cls(text, tuple(sentences(text)))
+        """The lines of ``text``; a bare enumerator the splitter cut off ("1." before "Anforderungen
+        an …": a full stop before a capital) is joined to the rest of its line."""
+        spans: list[Span] = []
+        for span in sentences(text):
+            prev = spans[-1] if spans else None
+            if prev is not None and _BARE.fullmatch(prev.text) and "\n" not in text[prev.end : span.start]:
+                span = Span(prev.start, span.end, text[prev.start : span.end])
+                spans.pop()
+            spans.append(span)
+        return cls(text, tuple(spans))
+
+    def at(self, offset: int) -> int | None:
+        """The index of the line holding character ``offset``."""
+        return next((k for k, s in enumerate(self.spans) if s.start <= offset < s.end), None)
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -84,39 +103,56 @@ class Lines:
     def opens(self, k: int) -> bool:
         """Whether line ``k`` is a lead-in: it ends in ":" before an item, or (German laws: "(1) Der
         Höchstpreis in den Ausschreibungen ist", a blank line, "1. im verkürzten Verfahren …") it
-        ends without punctuation before a list's first item. Never a heading."""
+        ends without punctuation before a list's first item that goes on (ends in no full stop).
+        Never a heading."""
         if k + 1 >= len(self) or self.item(k + 1) is None:
             return False
         text = self.line(k).rstrip()
         if text.endswith(":"):
             return True
-        return not text.startswith("#") and not text.endswith((*_ENDS, ")")) and _first_item(self.line(k + 1))
+        first = self.line(k + 1)
+        # Without a colon, a first item that ends a sentence is a numbered paragraph under a title
+        # ("Scope" / "1. This Regulation applies …"), not a list.
+        return not text.startswith("#") and not text.endswith((*_ENDS, ")")) and _first_item(first) and not first.rstrip().endswith(".")
 
 
 def list_block(lines: Lines, i: int) -> tuple[int, int] | None:
-    """``(lead, last)``: the indices of the lead-in and of the last item of the list that line
-    ``i`` opens or is an item of; None when it is in no list. Items are of the first item's kind (a
-    numbered paragraph after a lettered list is not an item of it); the list ends after an item that
-    ends with a full stop, or before the first line that is not an item of its kind."""
+    """``(lead, last)``: the indices of the lead-in and of the last line of the innermost list that
+    line ``i`` opens or is an item of; None when it is in no list. The list's items are of its first item's
+    kind; items of other kinds between them are nested (a German "5. … a) … aa) …"), and after the
+    last one they belong to it only when that item opens them (a numbered paragraph after a
+    lettered list does not). The list ends at an item of its kind that ends with a full stop, at a
+    nested one that does with no item after it, or before the first line that is no item."""
+    kind = lines.item(i)
     lead = i
     if not lines.opens(i):
-        if lines.item(i) is None:
+        if kind is None:
             return None
         lead = i - 1
-        while lead >= 0 and i - lead <= MAX_ITEMS and not lines.opens(lead):
-            if lines.item(lead) is None or lines.line(lead).rstrip().endswith("."):
-                return None  # not in a list, or an earlier list ended there
+        while True:  # back to the lead-in of a list of i's kind, over the items above i
+            if lead < 0 or i - lead > MAX_ITEMS or lines.item(lead) is None and not lines.opens(lead):
+                return None
+            if lines.opens(lead) and lines.item(lead + 1) == kind:
+                break
+            if lines.item(lead) is None or (lines.item(lead) == kind and lines.line(lead).rstrip().endswith(".")):
+                return None  # another list's lead-in, or the end of an earlier list of this kind
             lead -= 1
-        if lead < 0 or i - lead > MAX_ITEMS:
-            return None
-    kind = lines.item(lead + 1)
-    last = lead
+    top = lines.item(lead + 1)
+    last = last_top = lead
     for k in range(lead + 1, min(len(lines), lead + 1 + MAX_ITEMS)):
-        if lines.item(k) != kind:
+        kind_k = lines.item(k)
+        if kind_k is None:
             break
         last = k
-        if lines.line(k).rstrip().endswith("."):
+        ends = lines.line(k).rstrip().endswith(".")
+        if kind_k == top:
+            last_top = k
+            if ends:
+                break
+        elif ends and not (k + 1 < len(lines) and lines.item(k + 1) is not None):
             break
+    if last > last_top and not lines.opens(last_top):
+        last = last_top
     return (lead, last) if i <= last else None  # else a later paragraph, not this list's
 
 
@@ -176,7 +212,10 @@ def list_unit(lines: Lines, i: int, max_chars: int) -> ListUnit | None:
             chosen.append(k)
     else:
         whole = list(range(lead, i + 1))
-        chosen = whole if size_of(whole) <= max_chars else [lead, i]
+        top = lines.item(lead + 1)
+        # a nested item keeps the item it is under ("5. Anforderungen …" over "a) …")
+        parent = next((k for k in range(i, lead, -1) if lines.item(k) == top), i)
+        chosen = whole if size_of(whole) <= max_chars else sorted({lead, parent, i})
     return quote(lines, chosen, last)
 
 

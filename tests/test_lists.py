@@ -164,6 +164,8 @@ def test_a_numbered_paragraph_after_a_lettered_list_is_not_one_of_its_items():
     assert list_block(lines, 3) is None
     # A line that ends without punctuation before a later item is no lead-in: only a first item opens a list.
     assert list_block(Lines.of("Scope of the plan\n(b) the impacts;"), 0) is None
+    # A title over numbered paragraphs is no lead-in.
+    assert list_block(Lines.of("Scope\n\n1. This Regulation applies to net-zero technologies.\n\n2. It does not apply to X."), 1) is None
 
 
 def test_an_enumerator_after_a_line_that_ends_no_clause_starts_no_item():
@@ -174,3 +176,30 @@ def test_an_enumerator_after_a_line_that_ends_no_clause_starts_no_item():
     assert len(lines) == 2 and lines.item(1) is None and lines.item(0) is None
     assert list_block(lines, 0) is None and list_block(lines, 1) is None
     assert Lines.of("Es gilt\n\n1) ein Verfahren.").item(1) == "digit"  # after a blank line it is an item
+
+
+NESTED = (
+    "Die Bundesregierung wird ermächtigt, durch Rechtsverordnung\n\n"
+    "1.  Anforderungen an Windenergieanlagen zu regeln, und zwar\n\n"
+    "a)  für Windenergieanlagen an Land Anforderungen\n\n"
+    "aa) an das Verhalten der Anlagen im Fehlerfall,\n\n"
+    "bb) an die Frequenzhaltung und\n\n"
+    "b)  für Windenergieanlagen auf See Anforderungen an die Spannungshaltung,\n\n"
+    "2.  in den Fällen des § 119 die Umlage abzusenken,\n\n"
+    "3a. (weggefallen)\n\n"
+    "4.  Ausnahmen zu regeln.\n\n"
+    "Das Gesetz tritt am Tag nach der Verkündung in Kraft."
+)
+
+
+def test_a_list_nested_in_an_item_is_a_list_of_its_own_within_the_outer_one():
+    lines = Lines.of(NESTED)
+    assert lines.line(1).startswith("1.  Anforderungen")  # the splitter cut "1." off; the lines keep it
+    assert [item_kind(lines.line(k)) for k in range(len(lines))] == [None, "digit", "alpha", "double", "double", "alpha", "digit", "digit", "digit", None]
+    # Each line belongs to the innermost list it is in; the outer one runs over the nested ones.
+    blocks = [list_block(lines, k) for k in range(len(lines))]
+    assert blocks == [(0, 8), (1, 5), (2, 4), (2, 4), (2, 4), (1, 5), (0, 8), (0, 8), (0, 8), None]
+    assert list_unit(lines, 6, 150).text == "Die Bundesregierung wird ermächtigt, durch Rechtsverordnung … 2. in den Fällen des § 119 die Umlage abzusenken, …"
+    assert list_unit(lines, 4, 200).text == (
+        "a) für Windenergieanlagen an Land Anforderungen aa) an das Verhalten der Anlagen im Fehlerfall, bb) an die Frequenzhaltung und"
+    )
