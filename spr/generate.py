@@ -28,7 +28,7 @@ from core.text import sentence_spans
 from spr import answerable
 from spr.fuse import FusedContext, Span, estimate_tokens, sentences
 from spr.lexical import content_words, lexical_scores
-from spr.lists import Lines, ListUnit, list_block, list_unit, quote, shown
+from spr.lists import Lines, ListUnit, is_item, list_block, list_unit, quote, shown
 from spr.records import ABSTAIN, ChunkRef, Citation, is_abstention
 from spr.scoring import SentenceScorer
 from spr.verify import SupportChecker, claims, coverage, needed_citations
@@ -157,7 +157,9 @@ class _Lists:
     def _index(self, cand: Candidate) -> int | None:
         if self.max_chars <= 0 or cand.source is None or cand.span is None:
             return None
-        return self.lines.setdefault(cand.cid, Lines.of(cand.source.text)).at(cand.span.start)
+        if cand.cid not in self.lines:
+            self.lines[cand.cid] = Lines.of(cand.source.text)
+        return self.lines[cand.cid].at(cand.span.start)
 
     def said(self, cand: Candidate) -> bool:
         k = self._index(cand)
@@ -185,10 +187,11 @@ class _Lists:
 
 
 def _is_heading(text: str) -> bool:
-    """A Markdown heading, or a short line without closing punctuation ("2 Goals", "Article 5")."""
+    """A Markdown heading, or a short line without closing punctuation ("2 Goals", "Article 5") that
+    is no list item ("a) an die Frequenzhaltung," is one)."""
     if text.startswith("#"):
         return True
-    return not text.rstrip().endswith((".", "!", "?", ":", ";", ")")) and len(text.split()) < 8
+    return not text.rstrip().endswith((".", "!", "?", ":", ";", ",", ")")) and len(text.split()) < 8 and not is_item(text)
 
 
 def _sentence(text: str) -> str:
@@ -363,18 +366,20 @@ def focus(question: str, context: FusedContext, scorer: SentenceScorer, budget: 
 
 
 def _lead_in(pool: Sequence[Candidate], i: int, split: dict[int, Lines]) -> list[int]:
-    """The index in ``pool`` of the lead-in of the list ``pool[i]`` is an item of (none when it is
-    in no list, or is the lead-in). ``split`` caches each passage's lines."""
+    """The indices in ``pool`` of the lead-in of the list ``pool[i]`` is an item of (none when it
+    is in no list, or is the lead-in). ``split`` caches each passage's lines."""
     cand = pool[i]
     if cand.source is None or cand.span is None:
         return []
-    lines = split.setdefault(cand.cid, Lines.of(cand.source.text))
+    if cand.cid not in split:
+        split[cand.cid] = Lines.of(cand.source.text)
+    lines = split[cand.cid]
     k = lines.at(cand.span.start)
     block = None if k is None else list_block(lines, k)
     if block is None or k == block[0]:
         return []
-    start = lines.spans[block[0]].start
-    return [j for j, c in enumerate(pool) if c.cid == cand.cid and c.span is not None and c.span.start == start]
+    lead = lines.spans[block[0]]  # may be two candidates: a bare "1." and the rest of its line
+    return [j for j, c in enumerate(pool) if c.cid == cand.cid and c.span is not None and lead.start <= c.span.start < lead.end]
 
 
 UNSUPPORTED_MARK = "[unsupported]"

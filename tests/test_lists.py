@@ -203,3 +203,14 @@ def test_a_list_nested_in_an_item_is_a_list_of_its_own_within_the_outer_one():
     assert list_unit(lines, 4, 200).text == (
         "a) für Windenergieanlagen an Land Anforderungen aa) an das Verhalten der Anlagen im Fehlerfall, bb) an die Frequenzhaltung und"
     )
+
+
+def test_llm_evidence_reads_a_lead_in_the_splitter_cut_after_its_number():
+    from spr.generate import focus
+
+    text = "1.  Anforderungen an Windenergieanlagen auf See sind zu regeln, und zwar\n\na)  an die Frequenzhaltung der Anlagen,\n\nb)  an die Spannung."
+    chunk = ChunkRef(B + "chunk/law", B + "doc/law", "Gesetz", 0, len(text), text)
+    context = fuse([Evidence("chunk", text, 0.8, "k", chunk=chunk)], 1000)
+    (piece,) = focus("Frequenzhaltung", context, LexicalScorer(0.0), 60).pieces
+    # "1." and the rest of its line are two sentences to the focus; both come with the item
+    assert piece.text.startswith("(Gesetz) 1. … Anforderungen an Windenergieanlagen auf See sind zu regeln, und zwar … a) an die Frequenzhaltung")
