@@ -6,16 +6,12 @@ as ``2024/1689``, amounts, names a dense embedding blurs — find their chunk he
 within one index and one query), not a cosine. Only documents sharing at least one term with the
 query are returned, so an empty query, one of stopwords only, or one of unknown terms gives ``[]``.
 
-Tokenization (:func:`tokenize`, the same for documents and queries): case-folded, split on
-non-word characters; numbers keep their separators (``2024/1689`` is one token plus its parts
-``2024`` and ``1689``; ``50,000``, ``50.000`` and ``50000`` are all ``50000``); English and German
-stopwords dropped (minus German ones that are English content words: "die", "war", "man", ...);
-the rest stemmed with the English Snowball stemmer (PyStemmer). The corpora are English and
-German, and one stemmer serves both on purpose: a query has no reliable language, and the same
-deterministic stemmer on both sides can only fail to merge two forms (German "Anlage"/"Anlagen"
-stay apart), never make a word miss itself; the English rules touch German words little (mostly a
-final "-s"/"-es", as in "Gesetzes" → "gesetz", which is right), while the German stemmer would
-mangle English words ending in "-en"/"-er". German compounds are out of any stemmer's reach.
+Terms come from :mod:`store.analysis` (the same analysis for documents and queries): case-folded
+words without English or German stop words, numbers whole and in parts, stemmed by the Snowball
+stemmer of the text's language — English, or German with compounds also indexed by their parts.
+Each text is analyzed in its own ``language`` (the derived stage passes its document's); a query
+is analyzed in every language the index holds and its terms joined, so an English-only index
+(every index before German analysis existed) ranks exactly as before.
 
 Saved in one folder: ``manifest.json`` names a generation subfolder (``g-<hex>/``: bm25s's files
 and ``ids.json``) with the size and SHA-256 of each file. A save writes a new generation, then
@@ -35,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -43,10 +38,9 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS, STOPWORDS_GERMAN
 
 from core.errors import InputError, StoreError
+from store.analysis import LANGUAGES, Decompounder, analyze, word_counts
 from store.vectors import Hit
 
 __all__ = ["Hit", "KeywordIndex", "tokenize"]
@@ -58,52 +52,18 @@ METHOD = "lucene"
 
 MANIFEST = "manifest.json"
 IDS_FILE = "ids.json"
-FORMAT = 1
+WORDS_FILE = "words.json"  # the German texts' word counts the decompounder splits queries by
+FORMAT = 2  # 2: per-language analysis; 1 (English only) still loads
 _GENERATION_PREFIX = "g-"
 
-# German stopwords that are also English content words stay searchable.
-_GERMAN_KEPT = {"die", "war", "man", "hat", "bin", "hin", "weg", "also"}
-STOPWORDS = frozenset(STOPWORDS_EN_PLUS) | (frozenset(STOPWORDS_GERMAN) - _GERMAN_KEPT)
 
-# A run of letters/digits; after a digit, "." "," "/" followed by digits continue the token.
-_TOKEN = re.compile(r"[^\W_]+(?:(?<=\d)[.,/]\d+)*")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+|\d{1,3}(?:\.\d{3})+")
-_SEPARATOR = re.compile(r"[.,/]")
-_stemmer = Stemmer.Stemmer("english")
-
-
-def tokenize(text: str) -> list[str]:
-    """The index terms of ``text``, in order (documents and queries alike).
+def tokenize(text: str, language: str = "en", decompounder: Decompounder | None = None) -> list[str]:
+    """The index terms of ``text`` (:func:`store.analysis.analyze`).
 
     >>> tokenize("Regulation (EU) 2024/1689: fines of up to EUR 50,000 for operators")
     ['regul', 'eu', '2024/1689', '2024', '1689', 'fine', 'eur', '50000', 'oper']
-    >>> tokenize("Die Netzbetreiber und die Förderung des Gesetzes")
-    ['die', 'netzbetreib', 'die', 'förderung', 'gesetz']
     """
-    words: list[str] = []
-    numbers: list[tuple[int, list[str]]] = []  # (position in words, terms): not stemmed
-    for token in _TOKEN.findall(text.casefold()):
-        if token.isalnum():  # no separator: a word (or a plain number)
-            if token not in STOPWORDS:
-                words.append(token)
-            continue
-        if _THOUSANDS.fullmatch(token):
-            terms = [_SEPARATOR.sub("", token)]
-        else:
-            compound = token.replace(",", ".")
-            terms = [compound, *(part for part in _SEPARATOR.split(token) if part)]
-        numbers.append((len(words), terms))
-    stemmed = _stemmer.stemWords(words) if words else []
-    if not numbers:
-        return stemmed
-    out: list[str] = []
-    at = 0
-    for position, terms in numbers:
-        out.extend(stemmed[at:position])
-        out.extend(terms)
-        at = position
-    out.extend(stemmed[at:])
-    return out
+    return analyze(text, language, decompounder)
 
 
 class KeywordIndex:
@@ -112,20 +72,25 @@ class KeywordIndex:
     Built once (rebuild to change it); searching is read-only and safe to share between threads.
     """
 
-    def __init__(self, ids: Sequence[str], texts: Sequence[str]):
+    def __init__(self, ids: Sequence[str], texts: Sequence[str], languages: Sequence[str] | None = None):
         ids, texts = list(ids), list(texts)
-        if len(ids) != len(texts):
-            raise InputError(f"{len(ids)} ids for {len(texts)} texts")
+        langs = ["en"] * len(texts) if languages is None else [lang if lang in LANGUAGES else "en" for lang in languages]
+        if len(ids) != len(texts) or len(langs) != len(texts):
+            raise InputError(f"{len(ids)} ids and {len(langs)} languages for {len(texts)} texts")
         if len(set(ids)) != len(ids):
             raise InputError("keyword index ids must be unique")
         self._ids = ids
         self._vocab: dict[str, int] = {}
         self._bm25: bm25s.BM25 | None = None
+        self.languages: tuple[str, ...] = tuple(lang for lang in LANGUAGES if lang in langs) or ("en",)
+        german = [text for text, lang in zip(texts, langs, strict=True) if lang == "de"]
+        self._words = {w: n for w, n in sorted(word_counts(german).items()) if n >= 2}
+        self._splitter = Decompounder(self._words) if german else None
         self.tokens = 0  # total terms indexed
         if ids:
             corpus: list[list[int]] = []
-            for text in texts:
-                terms = tokenize(text)
+            for text, lang in zip(texts, langs, strict=True):
+                terms = analyze(text, lang, self._splitter)
                 self.tokens += len(terms)
                 # first-seen term order: the same corpus always gives the same files
                 corpus.append([self._vocab.setdefault(term, len(self._vocab)) for term in terms])
@@ -153,7 +118,7 @@ class KeywordIndex:
         """
         if self._bm25 is None or k <= 0:
             return []
-        term_ids = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
+        term_ids = [self._vocab[t] for t in self.query_terms(query) if t in self._vocab]
         if not term_ids:
             return []
         scores = self._bm25.get_scores_from_ids(term_ids)
@@ -163,6 +128,15 @@ class KeywordIndex:
             matched = matched[scores[matched] >= kth]
         order = np.lexsort((matched, -scores[matched]))[:k]  # score descending, then index order
         return [Hit(self._ids[i], float(scores[i])) for i in matched[order]]
+
+    def query_terms(self, query: str) -> list[str]:
+        """``query``'s terms in the index's first language, then those the other languages'
+        analyzers add (a term the first already gave is not counted twice)."""
+        terms = analyze(query, self.languages[0], self._splitter)
+        for lang in self.languages[1:]:
+            seen = set(terms)
+            terms += [t for t in analyze(query, lang, self._splitter) if t not in seen]
+        return terms
 
     # --- persistence ----------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
@@ -176,6 +150,8 @@ class KeywordIndex:
             if self._bm25 is not None:
                 self._bm25.save(gen_dir, show_progress=False)
             (gen_dir / IDS_FILE).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
+            if self._splitter is not None:
+                (gen_dir / WORDS_FILE).write_text(json.dumps(self._words, ensure_ascii=False), encoding="utf-8")
             files = {}
             for path in sorted(gen_dir.iterdir()):
                 _fsync(path)
@@ -186,6 +162,7 @@ class KeywordIndex:
                 "documents": len(self._ids),
                 "terms": self.terms,
                 "tokens": self.tokens,
+                "languages": list(self.languages),
                 "bm25": {"k1": K1, "b": B, "method": METHOD},
                 "files": files,
             }
@@ -225,7 +202,7 @@ class KeywordIndex:
         if not manifest_path.is_file():
             raise _missing(folder)
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        if not isinstance(manifest, dict) or manifest.get("format") not in (1, FORMAT):
             raise _missing(folder, "unknown format")
         gen_dir = folder / str(manifest["generation"])
         for name, meta in manifest["files"].items():
@@ -240,6 +217,16 @@ class KeywordIndex:
         index._vocab = {}
         index._bm25 = None
         index.tokens = int(manifest.get("tokens", 0))
+        languages = manifest.get("languages", ["en"])
+        if not isinstance(languages, list) or not languages or not set(languages) <= set(LANGUAGES):
+            raise ValueError("unknown languages in the manifest")
+        index.languages = tuple(languages)
+        index._words, index._splitter = {}, None
+        if "de" in languages:
+            words = json.loads((gen_dir / WORDS_FILE).read_text(encoding="utf-8"))
+            if not isinstance(words, dict):
+                raise ValueError("word counts are not a mapping")
+            index._words, index._splitter = words, Decompounder(words)
         if manifest["terms"]:
             bm25 = bm25s.BM25.load(gen_dir, show_progress=False)
             _check(bm25, len(ids), int(manifest["terms"]))

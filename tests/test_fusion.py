@@ -112,6 +112,32 @@ def test_a_missing_index_leaves_the_other_signals(kb_dir, tmp_path):
     assert all("bm25" not in dict(e.ranks) for e in result.evidence)
 
 
+def test_words_lead_where_the_embedder_cannot_read_the_documents(kb_dir):
+    """An English KB read by an embedder declared German-only stands in for German laws read by an
+    English embedder: BM25 takes the embedding signals' weight, no cosine rescoring, and the trace
+    says why."""
+    from core.config import load_config
+    from spr.retrieval.fusion import FusedRetriever, words_lead
+    from spr.retrieval.rescore import OfflineReranker
+
+    config = load_config(kb_dir=kb_dir)
+    assert config.embed.reads("en") and not config.embed.reads("de")
+    with KnowledgeBase.open(kb_dir) as native:
+        assert isinstance(native.retriever("hybrid"), OfflineReranker)
+    foreign = config.model_copy(update={"embed": config.embed.model_copy(update={"languages": "de, fr"})})
+    with KnowledgeBase.open(foreign) as kb:
+        assert kb.language == "en"
+        retriever = kb.retriever("hybrid")
+        assert isinstance(retriever, FusedRetriever)
+        assert retriever.weights == words_lead(config.retrieval.weights) != config.retrieval.weights
+        assert retriever.weights["bm25"] > retriever.weights["dense"]
+        result = retriever.search(PENALTY, 3)
+    assert "documents in English, which the embedder was not trained on: BM25 leads" in result.trace.note
+    assert result.evidence and all("rescore" not in dict(e.ranks) for e in result.evidence)
+    assert dict(result.evidence[0].ranks).get("bm25") == 1
+    assert words_lead({"dense": 1.0}) == {"dense": 1.0} and words_lead({"bm25": 1.0, "dense": 0.5}) == {"bm25": 1.0, "dense": 0.5}
+
+
 class _Fixed(Retriever):
     def __init__(self, name: str, evidence: tuple[Evidence, ...]):
         self.name = name

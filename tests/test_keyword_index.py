@@ -14,6 +14,7 @@ import pytest
 
 from core.errors import InputError, StoreError
 from store import keyword_index
+from store.analysis import Decompounder, analyze, document_language, word_counts
 from store.keyword_index import KeywordIndex, tokenize
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
@@ -60,6 +61,80 @@ def test_tokenizer_stems_drops_stopwords_and_keeps_numbers():
     assert tokenize("der die das und für") == ["die"]  # "die" is an English word too
     assert tokenize("Straße") == tokenize("STRASSE")
     assert tokenize("") == tokenize(" ... ; ") == []
+
+
+# --- German analysis: stemming and compound parts ------------------------------------------------
+GERMAN = {
+    "messsystem": "Für intelligente Messsysteme gilt eine jährliche Preisobergrenze von 100 Euro brutto.",
+    "netzbetreiber": "Der Netzbetreiber hat die Anlage unverzüglich an sein Netz anzuschließen.",
+    "grenze": "Eine Obergrenze gilt je Netz; über die Obergrenze hinaus entscheidet der Preis, nicht der Preis am Netz.",
+    "ausweis": "Der Energieausweis ist zehn Jahre gültig; die Energie des Gebäudes wird ausgewiesen.",
+    "english": "The operator shall connect the installation to the grid without delay.",
+}
+GERMAN_LANGS = ["de", "de", "de", "de", "en"]
+
+
+def test_decompounder_splits_into_corpus_words():
+    split = Decompounder({"preis": 3, "obergrenze": 2, "netz": 9, "betreiber": 4, "sonne": 2, "energie": 5, "ab": 50})
+    assert split.split("Preisobergrenzen") == ("preis", "obergrenze")  # inflected last part
+    assert split.split("Netzbetreibers") == ("netz", "betreiber")
+    assert split.split("Sonnenenergie") == ("sonne", "energie")  # linking "n"
+    assert split.split("Netz") == () and split.split("Bundesregierung") == ()  # short; unknown parts
+    assert split.split("abnetz") == ()  # parts under four letters are not words here
+    assert Decompounder({"preis": 1, "obergrenze": 1}).split("preisobergrenze") == ()  # seen once: noise
+
+
+def test_german_analysis_stems_in_german_and_adds_parts():
+    split = Decompounder(word_counts(GERMAN.values()) + word_counts(["Preis Preis Obergrenze Obergrenze"]))
+    assert analyze("Messsystems", "de") == analyze("Messsystem", "de") == ["messsystem"]
+    assert analyze("Anlagen", "de") == analyze("Anlage", "de")
+    assert tokenize("Anlagen") != tokenize("Anlage")  # the English stemmer leaves them apart
+    assert analyze("Preisobergrenzen", "de", split) == ["preisobergrenz", "preis", "obergrenz"]
+    assert analyze("EUR 50,000 für 2024/1689", "de") == tokenize("EUR 50,000 für 2024/1689")  # numbers alike
+
+
+def test_a_german_index_finds_compounds_by_their_parts_and_english_is_unchanged(tmp_path):
+    index = KeywordIndex(list(GERMAN), list(GERMAN.values()), GERMAN_LANGS)
+    assert index.languages == ("en", "de")
+    # "Obergrenze" is a word of the corpus, so "Preisobergrenze" is also indexed by it
+    assert {h.id for h in index.search("Obergrenze", 3)} == {"grenze", "messsystem"}
+    assert {h.id for h in KeywordIndex(list(GERMAN), list(GERMAN.values())).search("Obergrenze", 3)} == {"grenze"}
+    assert [h.id for h in index.search("Anlagen", 3)] == ["netzbetreiber"]  # German stemming
+    assert index.search("Wie lange gilt ein Energieausweis?", 1)[0].id == "ausweis"
+    assert index.search("intelligentes Messsystem", 1)[0].id == "messsystem"  # German stemming
+    assert index.search("connect the installation", 1)[0].id == "english"
+    # a query is read in both languages, a term once
+    assert index.query_terms("operators") == ["oper", "operator"]
+    index.save(tmp_path / "bm25")
+    again = KeywordIndex.load(tmp_path / "bm25")
+    assert again.languages == index.languages
+    for query in ("Obergrenze", "Netzbetreiber", "Energieausweis Jahre", "grid"):
+        assert again.search(query, 5) == index.search(query, 5)
+    # without German documents: English analysis only, exactly as before languages existed
+    english = KeywordIndex(list(DOCS), list(DOCS.values()), ["en"] * len(DOCS))
+    assert english.languages == ("en",) and english.query_terms("Die Netzbetreiber") == tokenize("Die Netzbetreiber")
+    english.save(tmp_path / "en")
+    assert keyword_index.WORDS_FILE in {p.name for p in generation_files(tmp_path / "bm25")}
+    assert keyword_index.WORDS_FILE not in {p.name for p in generation_files(tmp_path / "en")}
+
+
+def test_an_index_saved_before_languages_loads_as_english(index, tmp_path):
+    index.save(tmp_path / "bm25")
+    old = manifest(tmp_path / "bm25")
+    old["format"] = 1
+    del old["languages"]
+    (tmp_path / "bm25" / keyword_index.MANIFEST).write_text(json.dumps(old), encoding="utf-8")
+    again = KeywordIndex.load(tmp_path / "bm25")
+    assert again.languages == ("en",)
+    for query in QUERIES:
+        assert again.search(query, 10) == index.search(query, 10)
+
+
+def test_document_language_decides_by_stop_words():
+    assert document_language(" ".join(text for key, text in GERMAN.items() if key != "english")) == "de"
+    assert document_language(GERMAN["netzbetreiber"]) == "en"  # one sentence: too short to tell
+    assert document_language(GERMAN["english"]) == "en"
+    assert document_language("") == document_language("2024/1689 § 3") == "en"
 
 
 # --- ranking --------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ def _build_settings(config: Config) -> str:
     parts["embed"]["dtype"] = resolve_dtype(parts["embed"]["dtype"])  # what the vectors are, not how it was asked
     if parts["embed"]["dtype"] == "float32":  # the format before the setting existed: cached KBs stay valid
         del parts["embed"]["dtype"]
+    parts["embed"].pop("languages", None)  # read at question time only (the fusion's weighting)
     parts["base_iri"] = config.kb.base_iri
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from core.config import Config
     from core.embed import Embedder
 
+
 class Retriever(ABC):
     """Finds evidence for a question. ``k``: how many text chunks (structured retrievers return
     every triple their query yields; fusion packs them)."""
@@ -64,7 +65,6 @@ def chunk_evidence(chunk: ChunkRef, score: float, source: str, matched: tuple[st
     return Evidence("chunk", chunk.text, float(score), source, chunk=chunk, matched=matched)
 
 
-
 class Services(Protocol):
     """What retriever factories may use; ``spr.qa.KnowledgeBase`` provides it, loading lazily."""
 
@@ -80,8 +80,12 @@ class Services(Protocol):
     @property
     def term_labels(self) -> Mapping[str, str]: ...
 
-    def retriever(self, mode: str) -> Retriever: ...
+    @property
+    def language(self) -> str:
+        """ISO code of the language most of the KB's documents are written in."""
+        ...
 
+    def retriever(self, mode: str) -> Retriever: ...
 
 
 def elapsed_ms(started: float) -> float:

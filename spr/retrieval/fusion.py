@@ -85,17 +85,44 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[Ranked]], weights: Ma
     return [Fused(c, score[c], tuple(ranks[c]), tuple(dict.fromkeys(matched[c]))) for c in order]
 
 
+WORD_SIGNAL = "bm25"
+EMBEDDING_SIGNALS = ("dense", "sentences")
+
+
+def words_lead(weights: Mapping[str, float]) -> dict[str, float]:
+    """``weights`` for documents the embedder cannot read: BM25 and the embedding signals swap
+    weights (BM25 takes the strongest embedding signal's, they take BM25's), the rest unchanged.
+    A weighting without BM25 is returned as it is.
+
+    >>> words_lead({"bm25": 0.25, "dense": 1.0, "sentences": 1.0, "graph": 0.25})
+    {'bm25': 1.0, 'dense': 0.25, 'sentences': 0.25, 'graph': 0.25}
+    """
+    bm25 = weights.get(WORD_SIGNAL, 0.0)
+    strongest = max((weights.get(name, 0.0) for name in EMBEDDING_SIGNALS), default=0.0)
+    if bm25 <= 0 or strongest <= bm25:
+        return dict(weights)
+    out = dict(weights)
+    out[WORD_SIGNAL] = strongest
+    for name in EMBEDDING_SIGNALS:
+        if weights.get(name, 0.0) > 0:
+            out[name] = bm25
+    return out
+
+
 class FusedRetriever(Retriever):
     """Top-k chunks of the weighted RRF of ``signals`` (those with weight 0 are not run)."""
 
     name = "hybrid"
 
-    def __init__(self, store: RDFStore, signals: Sequence[Signal], weights: Mapping[str, float], *, rrf_k: int, depth: int):
+    def __init__(
+        self, store: RDFStore, signals: Sequence[Signal], weights: Mapping[str, float], *, rrf_k: int, depth: int, note: str = ""
+    ):
         self.store = store
         self.signals = [s for s in signals if weights.get(s.name, 0.0) > 0]
         self.weights = dict(weights)
         self.rrf_k = rrf_k
         self.depth = depth
+        self.note = note  # said in every trace (e.g. why the weights differ from the config's)
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -123,7 +150,9 @@ class FusedRetriever(Retriever):
         fused = first[:k]
         evidence = fused_evidence(self.store, fused, self.name)
         timings[self.name] = elapsed_ms(started)
-        return Retrieval(tuple(evidence), Trace(note="; ".join(missing), timings_ms=timings))
+        return Retrieval(
+            tuple(evidence), Trace(note="; ".join([*missing, self.note] if self.note else missing), timings_ms=timings)
+        )
 
 
 def fused_evidence(store: RDFStore, fused: Sequence[Fused], source: str) -> list[Evidence]:

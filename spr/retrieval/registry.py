@@ -26,7 +26,7 @@ from core.errors import InputError
 from spr.retrieval import community, local_global, naive_kg
 from spr.retrieval.base import Retriever, Services
 from spr.retrieval.dual import DualRetriever
-from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever
+from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever, words_lead
 from spr.retrieval.keyword import KeywordSignal, load_keyword_index
 from spr.retrieval.question_bank import QuestionBankAdapter, QuestionBankRetriever, QuestionSignal
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever
@@ -83,11 +83,26 @@ def _hybrid(kb: Services) -> Retriever:
 
 
 def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
-    """Mode ``hybrid`` as configured, or with other signal ``weights`` (benchmarks compare weightings)."""
+    """Mode ``hybrid`` as configured, or with other signal ``weights`` (benchmarks compare weightings).
+
+    On a KB whose documents are in a language the embedder was not trained on (``[embed]
+    languages``), the words lead: BM25 swaps weights with the embedding signals
+    (:func:`~spr.retrieval.fusion.words_lead`) and the cosine rescoring is skipped — measured on
+    the German laws, README "Questions in another language". Explicit ``weights`` are kept as given.
+    """
     c = kb.config.retrieval
     sigs = signals(kb)
-    fused: Retriever = FusedRetriever(kb.store, sigs, weights or c.weights, rrf_k=c.rrf_k, depth=c.depth)
-    if c.rescore:
+    language = kb.language
+    foreign = not kb.config.embed.reads(language)
+    note = ""
+    if foreign and weights is None:
+        from spr.translate import LANGUAGE_NAMES
+
+        weights = words_lead(c.weights)
+        name = LANGUAGE_NAMES.get(language, language)
+        note = f"documents in {name}, which the embedder was not trained on: BM25 leads, no cosine rescoring"
+    fused: Retriever = FusedRetriever(kb.store, sigs, weights or c.weights, rrf_k=c.rrf_k, depth=c.depth, note=note)
+    if c.rescore and not foreign:
         from spr.retrieval.rescore import OfflineReranker
 
         dense = next(s for s in sigs if s.name == "dense")  # the fusion's own: its chunk index is loaded once
