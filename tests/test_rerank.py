@@ -95,7 +95,7 @@ def test_backend_without_logprobs_falls_back_with_a_note():
 def test_registry_wraps_hybrid_only_when_rerank_is_on(tmp_path):
     llm = NoLogprobsLLM("m")
     config = Config()
-    services = SimpleNamespace(config=config, store=None, embedder=None, llm=llm)
+    services = SimpleNamespace(config=config, store=None, embedder=None, llm=llm, language="en")
     default = _hybrid(services)  # the offline rescoring is on by default, the LLM reranker is not
     assert isinstance(default, OfflineReranker) and isinstance(default.inner, FusedRetriever)
     config.retrieval = RetrievalConfig(rescore=False)
