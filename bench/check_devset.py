@@ -39,11 +39,14 @@ CORPORA = {
     "eu_regulations": "eu_regulations_pypi",
     "necp": "necp_national_energy_climate_plans/national_objectives_and_targets",
     "de_energy_laws": "de_energy_laws",
+    "de_energy_laws_de": "de_energy_laws",  # the same questions asked in German
 }
 # What the ingest reads of each corpus (the EU folder also holds a SQLite copy of the same articles).
 INGESTED = {"eu_regulations": "articles.jsonl"}
 # Evaluation names (bench/eval_retrieval.py, bench/calibrate_facts.py) -> devset file stem
-DEV_SETS = {"dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws"}
+DEV_SETS = {"dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws", "dev-de-native": "de_energy_laws_de"}
+# Sets over one corpus share its evaluation KB (named after the first set's file stem).
+SHARED_KB = {"de_energy_laws_de": "de_energy_laws"}
 
 
 def corpus_path(name: str, data_dir: Path) -> Path:

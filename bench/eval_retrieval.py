@@ -23,13 +23,13 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.check_devset import DEV_SETS, corpus_path, default_devset_dir  # noqa: E402
+from bench.check_devset import DEV_SETS, SHARED_KB, corpus_path, default_devset_dir  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
@@ -49,9 +49,10 @@ DEPTH = 50
 
 
 def load_dev(name: str, data_dir: Path):
-    """A hand-checked dev set (``dev-eu``, ``dev-necp``, ``dev-de``) over its corpus."""
+    """A hand-checked dev set (``dev-eu``, ``dev-necp``, ``dev-de``, ``dev-de-native``) over its corpus."""
     stem = DEV_SETS[name]
-    return load_jsonl(default_devset_dir() / f"{stem}.jsonl", corpus_path(stem, data_dir))
+    dataset = load_jsonl(default_devset_dir() / f"{stem}.jsonl", corpus_path(stem, data_dir))
+    return replace(dataset, name=SHARED_KB.get(stem, dataset.name))  # the KB folder is named after it
 
 
 def load(name: str, data_dir: Path, limit: int | None):

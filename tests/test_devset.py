@@ -44,6 +44,21 @@ def test_devset_size():
         assert s["kinds"]["unanswerable"] >= 1, f"{fname}: no unanswerable question"
 
 
+def test_the_german_set_asks_the_same_items_in_german():
+    from core.keywords import guess_language
+
+    def rows(name):
+        return [json.loads(line) for line in (DEVSET / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    english, german = rows("de_energy_laws.jsonl"), rows("de_energy_laws_de.jsonl")
+    assert [f"{r['id']}-de" for r in english] == [r["id"] for r in german]
+    for en, de in zip(english, german, strict=True):
+        assert (en["contexts"], en["source"], en["kind"], en["answerable"]) == (de["contexts"], de["source"], de["kind"], de["answerable"])
+        assert guess_language(de["question"]) == "de", de["question"]
+        assert bool(de["answer"]) == de["answerable"]
+    assert cd.SHARED_KB["de_energy_laws_de"] == "de_energy_laws" and cd.CORPORA["de_energy_laws_de"] == cd.CORPORA["de_energy_laws"]
+
+
 def _tiny_corpus(tmp_path: Path) -> Path:
     data_dir = tmp_path / "data"
     folder = data_dir / "policy_corpora" / "eu_regulations_pypi"
