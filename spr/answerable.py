@@ -18,12 +18,13 @@ Pure functions over strings; :func:`check` is what the answer paths call.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from core.keywords import language_shares
 from spr.fuse import FusedContext
+from spr.gloss import acronyms, gloss
 from spr.verify import numbers, unmatched_numbers
 
 ValueKind = Literal["duration", "money", "percent", "time", "number"]
@@ -224,13 +225,15 @@ def premise_names(question: str) -> list[str]:
     return out
 
 
-def missing_premises(question: str, texts: Iterable[str]) -> list[str]:
+def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] | None = None) -> list[str]:
     """The question's names and numbers that none of ``texts`` mentions. A name matches a word
     that starts with it ("German" matches "Germany's"; a country's adjective also its name); a
     number matches in any written form (:func:`spr.verify.numbers`).
 
     >>> missing_premises("What does Norway's plan aim for by 2040?", ["Sweden aims for 2040 …"])
     ['norway']
+
+    ``names``: the question's names when they are not read from its capitals (a German question).
     """
     haystack = " ".join(" ".join(t.split()) for t in texts).lower()
 
@@ -240,38 +243,46 @@ def missing_premises(question: str, texts: Iterable[str]) -> list[str]:
         forms = [name[:-2] if len(name) >= 6 else name] + ([_COUNTRY_OF[name]] if name in _COUNTRY_OF else [])
         return any(re.search(rf"(?<!\w){re.escape(form)}", haystack) for form in forms)
 
-    missing = [name for name in premise_names(question) if not mentioned(name)]
+    missing = [name for name in (premise_names(question) if names is None else names) if not mentioned(name)]
     missing += sorted(unmatched_numbers(question, haystack))
     return missing
 
 
-def off_topic(question: str, missing: Sequence[str]) -> bool:
+def off_topic(question: str, missing: Sequence[str], names: Sequence[str] | None = None) -> bool:
     """Whether evidence missing ``missing`` (:func:`missing_premises`) misses most of the names
     ``question`` states (more than half), or a number it states. A comparison ("Germany or
     Greece?") may find one side; evidence about another country, act or year misses the subject."""
-    names = premise_names(question)
+    names = premise_names(question) if names is None else names
     missing_names = [m for m in missing if m in names]
     return 2 * len(missing_names) > len(names) or len(missing) > len(missing_names)
 
 
-def about(names: Sequence[str], question: str, texts: Iterable[str]) -> bool:
+def about(names: Sequence[str], question: str, texts: Iterable[str], stated: Sequence[str] | None = None) -> bool:
     """Whether a passage is about what the question names: it mentions at least half of ``names``
     (the question's names that the evidence mentions somewhere). A passage on Spain may answer
     "Spain's or Portugal's?"; a passage on Romania does not answer a question about Croatia."""
-    missing = set(missing_premises(question, texts))
+    missing = set(missing_premises(question, texts, stated))
     return 2 * sum(name in missing for name in names) <= len(names)
 
 
 # --- the check ------------------------------------------------------------------------------------
 def check_applies(question: str) -> bool:
-    """Whether the check can read ``question``: its patterns are English ("how many", capitalized
-    names), so a question in another language (German capitalizes every noun) is not checked.
+    """Whether the check can read ``question``: English, or German through :func:`spr.gloss.gloss`
+    (other languages are not checked).
 
     >>> check_applies("How long is the certificate valid?"), check_applies("Wie lange gilt der Ausweis?")
-    (True, False)
+    (True, True)
+    >>> check_applies("Combien de temps le certificat est-il valable ?")
+    False
     """
+    return _language(question) in ("en", "de")
+
+
+def _language(question: str) -> str:
     shares = language_shares(question)
-    return not shares or shares.get("en", 0) >= max(shares.values())
+    if not shares or shares.get("en", 0) >= max(shares.values()):
+        return "en"
+    return "de" if shares.get("de", 0) >= max(shares.values()) else "other"
 
 
 @dataclass(frozen=True)
@@ -323,16 +334,29 @@ class Verdict:
 def check(question: str, found: Sequence[Passage]) -> Verdict:
     """The premise check over every passage, then (for a question asking for a value) the answer
     type over each passage's sentences, counting only passages about what the question names
-    (a Romanian target does not answer a question about Croatia)."""
+    (a Romanian target does not answer a question about Croatia).
+
+    A German question and its evidence are read through :func:`spr.gloss.gloss` (its names are
+    its acronyms: German capitalizes every noun); the verdict's answers are the sentences as written.
+    """
+    stated: list[str] | None = None
+    read: Callable[[str], str] = str
+    if _language(question) == "de":
+        stated, read = acronyms(question), gloss
+        question = gloss(question)
     asked = asked_value(question)
-    missing = tuple(missing_premises(question, [t for p in found for t in p.texts]))
-    if off_topic(question, missing):
+    missing = tuple(missing_premises(question, [read(t) for p in found for t in p.texts], stated))
+    if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
     if asked is None:
         return Verdict(True, asked)
-    known = [name for name in premise_names(question) if name not in missing]
+    known = [name for name in (premise_names(question) if stated is None else stated) if name not in missing]
     answers = tuple(
-        s for p in found if about(known, question, p.texts) for s in p.sentences if states_value(asked, s, question)
+        s
+        for p in found
+        if about(known, question, [read(t) for t in p.texts], stated)
+        for s in p.sentences
+        if states_value(asked, read(s), question)
     )
     if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")

@@ -81,7 +81,7 @@ class _Run:
     started: float
     verdict: Verdict | None = None  # the answerability check over the context, when it ran before generation
     translation: str | None = None  # the question in the KB's language (spr.translate), when it differs
-    checked: bool = True  # the answerability check applies (an English question and [answer] check_answerable)
+    checked: bool = True  # the answerability check applies (an English or German question and [answer] check_answerable)
 
 
 class KnowledgeBase:
@@ -248,7 +248,7 @@ class KnowledgeBase:
 
             # The check runs here when something before the generator needs it: the deeper look,
             # the LLM's evidence focus and its decline (extractive answers check in their generator).
-            # It reads English questions, over any evidence (a translated question keeps it).
+            # It reads English and German questions, over any evidence (a translated question keeps it).
             verdict = None
             checked = cfg.check_answerable and check_applies(text)
             if checked and (kind == "llm" or cfg.deepen_k > (k or cfg.k)):

@@ -164,3 +164,47 @@ def test_a_count_in_units_is_asked_for_by_naming_the_unit():
     sentence = "The strategy sets a goal of 2 GW of electrolyser capacity by 2030."
     assert not answerable.states_value("number", sentence, "How many nuclear power plants does Nordland operate?")
     assert answerable.states_value("number", sentence, "How many gigawatts of electrolysers does Nordland plan?")
+
+
+# --- German questions (read through spr.gloss) ----------------------------------------------------
+CERTIFICATE = "(3) Ein Energieausweis ist für eine Gültigkeitsdauer von zehn Jahren auszustellen."
+TAX = "Die Steuer beträgt 20,50 Euro für eine Megawattstunde."
+CITIES = "Gemeindegebiete mit mehr als 100 000 Einwohnern legen Wärmepläne vor."
+
+
+def passage(*sentences: str) -> answerable.Passage:
+    return answerable.Passage(tuple(sentences), tuple(sentences))
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("Wie lange ist ein Energieausweis gültig?", "duration"),
+        ("Wie hoch ist der Stromsteuersatz für Bahnen?", "money"),
+        ("Welchen Anteil des Bruttostromverbrauchs sollen erneuerbare Energien 2030 decken?", "percent"),
+        ("Bis wann soll die Bundesverwaltung klimaneutral sein?", "time"),
+        ("Wie viele Mitglieder hat der Expertenrat?", "number"),
+        ("Welche Behörde überwacht den Netzzugang?", None),
+    ],
+)
+def test_german_questions_ask_for_the_same_kinds_of_value(question, kind):
+    from spr.gloss import gloss
+
+    assert answerable.asked_value(gloss(question)) == kind
+
+
+def test_german_questions_are_checked_and_answered_with_the_german_sentence():
+    ok = answerable.check("Wie lange ist ein Energieausweis gültig?", [passage("Der Ausweis wird ausgestellt.", CERTIFICATE)])
+    assert ok.answerable and ok.asked == "duration" and ok.answers == (CERTIFICATE,)
+    money = answerable.check("Wie hoch ist der reguläre Stromsteuersatz?", [passage(TAX)])
+    assert money.answerable and money.answers == (TAX,)
+    # the value must be stated: a sentence without one does not answer "wie hoch"
+    none = answerable.check("Wie hoch ist der reguläre Stromsteuersatz?", [passage("Die Steuer entsteht mit der Entnahme.")])
+    assert not none.answerable and none.reason == "no sentence states a money"
+    # premises: numbers in German form, and acronyms (capitals alone mark every German noun)
+    cities = "Bis wann müssen Großstädte mit mehr als 100.000 Einwohnern einen Wärmeplan vorlegen?"
+    assert answerable.check(cities, [passage(CERTIFICATE)]).reason == "the evidence never mentions: 100000"
+    assert answerable.check(cities, [passage(CITIES)]).missing == ()
+    lng = answerable.check("Bis wann dürfen LNG-Terminals betrieben werden?", [passage(CERTIFICATE)])
+    assert lng.reason == "the evidence never mentions: lng"
+    assert answerable.check_applies("Wie lange gilt der Ausweis?") and not answerable.check_applies("Combien de temps dure-t-il ?")
