@@ -95,6 +95,7 @@ class ExtractiveGenerator:
     max_sentences: int  # [answer] max_sentences
     check: bool = False  # [answer] check_answerable: abstain when the evidence cannot hold the answer
     list_chars: int = 0  # [answer] list_chars: a list's lead-in and items are quoted together (0 = never)
+    check_question: str | None = None  # what the check reads instead: the question in the documents' language
 
     def generate(self, question: str, context: FusedContext) -> Draft:
         pool = candidates(context)
@@ -108,7 +109,7 @@ class ExtractiveGenerator:
             # Every sentence of the passages may state the asked value: one scoring under the
             # threshold often does (a long provision whose other words the question lacks).
             by_score = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
-            verdict = check_answerable(question, context, [pool[i] for i in by_score])
+            verdict = check_answerable(self.check_question or question, context, [pool[i] for i in by_score])
             if not verdict.answerable:
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=verdict.reason)
             if verdict.answers:

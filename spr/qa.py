@@ -248,16 +248,18 @@ class KnowledgeBase:
 
             # The check runs here when something before the generator needs it: the deeper look,
             # the LLM's evidence focus and its decline (extractive answers check in their generator).
-            # It reads English and German questions, over any evidence (a translated question keeps it).
+            # It reads English and German questions; a translated question is checked in the
+            # documents' language, where its names and units are written as the evidence writes them.
             verdict = None
-            checked = cfg.check_answerable and check_applies(text)
+            checked_text = translation or text
+            checked = cfg.check_answerable and check_applies(checked_text)
             if checked and (kind == "llm" or cfg.deepen_k > (k or cfg.k)):
                 mark = time.perf_counter()
-                verdict = check_answerable(text, context)
-                deeper = self._deepen(text, retriever, found, verdict, k or cfg.k)
+                verdict = check_answerable(checked_text, context)
+                deeper = self._deepen(checked_text, retriever, found, verdict, k or cfg.k)
                 if deeper is not None:
                     found, context = deeper.found, deeper.context
-                    verdict = check_answerable(text, context)
+                    verdict = check_answerable(checked_text, context)
                 timings["check"] = elapsed_ms(mark)
             if kind == "llm" and cfg.llm_evidence_tokens:
                 mark = time.perf_counter()
@@ -334,6 +336,7 @@ class KnowledgeBase:
             max_sentences=cfg.max_sentences,
             check=run.checked,
             list_chars=cfg.list_chars,
+            check_question=run.translation,
         )
 
     def _scorer(self, translation: str | None = None) -> SentenceScorer:

@@ -208,3 +208,17 @@ def test_german_questions_are_checked_and_answered_with_the_german_sentence():
     lng = answerable.check("Bis wann dürfen LNG-Terminals betrieben werden?", [passage(CERTIFICATE)])
     assert lng.reason == "the evidence never mentions: lng"
     assert answerable.check_applies("Wie lange gilt der Ausweis?") and not answerable.check_applies("Combien de temps dure-t-il ?")
+
+
+def test_a_translated_question_is_checked_in_the_documents_language():
+    """An English question over German laws: its translation is what the check reads (German
+    units, the evidence's own words); the English question itself finds no English duration."""
+    context = _context(("Gebäudeenergiegesetz", "Der Ausweis wird ausgestellt. " + CERTIFICATE))
+    english = "How long is an energy performance certificate valid?"
+    as_asked = ExtractiveGenerator(LexicalScorer(0.0), max_facts=0, max_sentences=1, check=True)
+    assert as_asked.generate(english, context).abstain_reason == "no sentence states a duration"
+    translated = ExtractiveGenerator(
+        LexicalScorer(0.0), max_facts=0, max_sentences=1, check=True, check_question="Wie lange ist ein Energieausweis gültig?"
+    )
+    draft = translated.generate(english, context)
+    assert not draft.abstained and "zehn Jahren" in draft.text
