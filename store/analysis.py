@@ -59,6 +59,7 @@ MIN_PART = 4  # shorter parts ("ab", "ver", "ein") are affixes more often than w
 MIN_COUNT = 2  # a part must occur this often as a word of its own in the corpus
 MAX_PARTS = 4
 MIN_GERMAN_STOPWORDS = 10  # fewer: too short a text to tell
+MEMO_WORDS = 200_000
 
 
 @cache
@@ -73,10 +74,11 @@ class Decompounder:
     of all ways to cut a word into parts that occur as words of their own (each at least
     :data:`MIN_PART` letters, at least :data:`MIN_COUNT` times, with a linking element between
     them; the last part may carry an inflection, "…grenze|n"), take the one whose parts'
-    geometric-mean frequency is highest. Unlike for translation, the word is split even when it is
-    more frequent than its parts: the index keeps the whole word's term beside the parts', so a
-    split only adds ways to find it. ``counts`` are case-folded surface words of the corpus
-    (:func:`word_counts`). Pure and deterministic; results are memoized per word.
+    geometric-mean frequency is highest, and keep the word whole when it is itself more frequent
+    than that (a lexicalized word such as "Energieausweis" in a law about them). The index keeps the
+    whole word's term beside the parts', so a split only adds ways to find it. ``counts`` are
+    case-folded surface words of the corpus (:func:`word_counts`). Pure and deterministic; results
+    are memoized per word (up to :data:`MEMO_WORDS`, then the memo starts over).
     """
 
     def __init__(self, counts: Mapping[str, int]):
@@ -97,11 +99,15 @@ class Decompounder:
         ('preis', 'obergrenze')
         >>> Decompounder({"energie": 9}).split("Energieausweis")
         ()
+        >>> Decompounder({"energie": 9, "ausweis": 3, "energieausweis": 50}).split("Energieausweis")
+        ()
         """
         word = word.casefold()
         if len(word) < 2 * MIN_PART or not word.isalpha():
             return ()
         if word not in self._memo:
+            if len(self._memo) >= MEMO_WORDS:  # a long-running server sees ever new query words
+                self._memo.clear()
             parts, _ = self._best(word, MAX_PARTS)
             self._memo[word] = parts if len(parts) > 1 else ()
         return self._memo[word]
