@@ -236,8 +236,25 @@ _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 
 
 def build_messages(question: str, context: FusedContext) -> list[dict[str, str]]:
-    user = f"Evidence:\n{context.render()}\n\nQuestion: {question}\nAnswer with citations:"
+    user = f"Evidence:\n{context.render()}\n\nQuestion: {question}\n{answer_cue(question)}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def answer_cue(question: str) -> str:
+    """The prompt's last line. A question in another language than English asks for the answer in
+    it: unasked, the 1.5B model answered German questions in English strewn with German words.
+
+    >>> answer_cue("How long is the certificate valid?"), answer_cue("Wie lange gilt der Energieausweis?")
+    ('Answer with citations:', 'Answer in German with citations:')
+    """
+    from core.keywords import language_shares
+    from spr.translate import LANGUAGE_NAMES
+
+    shares = language_shares(question)
+    if not shares or shares.get("en", 0) >= max(shares.values()):
+        return "Answer with citations:"
+    name = LANGUAGE_NAMES.get(max(sorted(shares), key=lambda lang: shares[lang]))
+    return f"Answer in {name} with citations:" if name else "Answer with citations:"
 
 
 def prompt_overhead(question: str) -> int:
