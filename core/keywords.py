@@ -45,6 +45,20 @@ def stopwords() -> dict[str, frozenset[str]]:
     return out
 
 
+def question_language(text: str) -> str:
+    """English unless another language's stop words outnumber English ones in ``text`` (then
+    that language, the first by code on a tie): what the answer side reads a question as, since
+    policy questions are mostly English and a short one may hold few stop words of any language.
+
+    >>> question_language("How long is the certificate valid?"), question_language("Wie lange gilt der Ausweis?")
+    ('en', 'de')
+    """
+    shares = language_shares(text)
+    if not shares or shares.get("en", 0) >= max(shares.values()):
+        return "en"
+    return max(sorted(shares), key=lambda lang: shares[lang])
+
+
 def guess_language(text: str, default: str = "en") -> str:
     """The language whose stop words make up the largest share of ``text``'s words.
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from core.keywords import language_shares
+from core.keywords import question_language
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
 from spr.verify import numbers, unmatched_numbers
@@ -279,10 +279,8 @@ def check_applies(question: str) -> bool:
 
 
 def _language(question: str) -> str:
-    shares = language_shares(question)
-    if not shares or shares.get("en", 0) >= max(shares.values()):
-        return "en"
-    return "de" if shares.get("de", 0) >= max(shares.values()) else "other"
+    language = question_language(question)
+    return language if language in ("en", "de") else "other"
 
 
 @dataclass(frozen=True)

@@ -247,13 +247,11 @@ def answer_cue(question: str) -> str:
     >>> answer_cue("How long is the certificate valid?"), answer_cue("Wie lange gilt der Energieausweis?")
     ('Answer with citations:', 'Answer in German with citations:')
     """
-    from core.keywords import language_shares
+    from core.keywords import question_language
     from spr.translate import LANGUAGE_NAMES
 
-    shares = language_shares(question)
-    if not shares or shares.get("en", 0) >= max(shares.values()):
-        return "Answer with citations:"
-    name = LANGUAGE_NAMES.get(max(sorted(shares), key=lambda lang: shares[lang]))
+    language = question_language(question)
+    name = LANGUAGE_NAMES.get(language) if language != "en" else None
     return f"Answer in {name} with citations:" if name else "Answer with citations:"
 
 
