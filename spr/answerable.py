@@ -343,7 +343,8 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         stated, read = acronyms(question), gloss
         question = gloss(question)
     asked = asked_value(question)
-    missing = tuple(missing_premises(question, [read(t) for p in found for t in p.texts], stated))
+    texts = [[read(t) for t in p.texts] for p in found]  # read once: the premises and each passage's subject
+    missing = tuple(missing_premises(question, [t for passage in texts for t in passage], stated))
     if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
     if asked is None:
@@ -351,8 +352,8 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     known = [name for name in (premise_names(question) if stated is None else stated) if name not in missing]
     answers = tuple(
         s
-        for p in found
-        if about(known, question, [read(t) for t in p.texts], stated)
+        for p, read_texts in zip(found, texts, strict=True)
+        if about(known, question, read_texts, stated)
         for s in p.sentences
         if states_value(asked, read(s), question)
     )
