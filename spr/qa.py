@@ -25,16 +25,9 @@ from core.usage import UsageScope, UsageTotals, UsageTracker
 from spr.answerable import Verdict, check_applies
 from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
-from spr.generate import (
-    Draft,
-    ExtractiveGenerator,
-    LLMGenerator,
-    check_answerable,
-    focus,
-    prompt_overhead,
-    renumber,
-)
+from spr.generate import Draft, ExtractiveGenerator, check_answerable, renumber
 from spr.grounding.relations import read_terms
+from spr.llm_answer import LLMGenerator, focus, prompt_overhead
 from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.neighbours import packed_neighbours_only, with_neighbours

@@ -10,7 +10,8 @@ from __future__ import annotations
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage, UsageTracker
 from spr.fuse import fuse
-from spr.generate import ExtractiveGenerator, LLMGenerator, cited_ids, content_words, lexical_scores, renumber
+from spr.generate import ExtractiveGenerator, cited_ids, content_words, lexical_scores, renumber
+from spr.llm_answer import LLMGenerator
 from spr.records import ABSTAIN, ChunkRef, Evidence, Fact
 from spr.scoring import LexicalScorer
 from spr.verbalize import verbalize
@@ -139,7 +140,7 @@ def test_renumber_makes_ids_follow_first_use():
 
 
 def test_focus_cuts_passages_to_their_relevant_sentences_and_keeps_exact_sources():
-    from spr.generate import focus
+    from spr.llm_answer import focus
 
     long_text = " ".join(f"Clause {i} concerns the heating of buildings and boilers." for i in range(30)) + " " + ACT_TEXT.split("\n\n")[1]
     long_act = ChunkRef(B + "chunk/long", B + "doc/act", "Renewable Energy Act", 0, len(long_text), long_text)
@@ -155,7 +156,8 @@ def test_focus_cuts_passages_to_their_relevant_sentences_and_keeps_exact_sources
 def test_focus_takes_the_sentences_that_state_the_asked_value_first():
     # The value-stating clause shares few words with the question; by score alone its wordy
     # neighbours fill the budget. The answerability check's answers (prefer) go in first.
-    from spr.generate import check_answerable, focus
+    from spr.generate import check_answerable
+    from spr.llm_answer import focus
 
     text = (
         "The operator shall register every installation and keep the register of installations up to date. "

@@ -121,7 +121,7 @@ def test_extractive_answer_to_a_what_question_lists_the_items():
 
 
 def test_llm_evidence_keeps_an_item_under_its_lead_in():
-    from spr.generate import focus
+    from spr.llm_answer import focus
 
     chunk = ChunkRef(B + "chunk/fund", B + "doc/fund", "Just Transition Fund Regulation", 0, len(FUND), FUND)
     context = fuse([Evidence("chunk", FUND, 0.8, "k", chunk=chunk)], 1000)
@@ -206,7 +206,7 @@ def test_a_list_nested_in_an_item_is_a_list_of_its_own_within_the_outer_one():
 
 
 def test_llm_evidence_reads_a_lead_in_the_splitter_cut_after_its_number():
-    from spr.generate import focus
+    from spr.llm_answer import focus
 
     text = "1.  Anforderungen an Windenergieanlagen auf See sind zu regeln, und zwar\n\na)  an die Frequenzhaltung der Anlagen,\n\nb)  an die Spannung."
     chunk = ChunkRef(B + "chunk/law", B + "doc/law", "Gesetz", 0, len(text), text)

@@ -10,8 +10,9 @@ from core.config import Config
 from core.embed import make_embedder
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage
+from spr.cite import UNSUPPORTED_MARK, attribute, check_claims, evidence_texts
 from spr.fuse import fuse
-from spr.generate import UNSUPPORTED_MARK, LLMGenerator, attribute, check_claims, evidence_texts
+from spr.llm_answer import LLMGenerator
 from spr.records import ABSTAIN, ChunkRef, Evidence
 from spr.verify import SupportChecker, citation_scores, claims, coverage, needed_citations, numbers, unmatched_numbers
 
@@ -156,7 +157,7 @@ def test_a_claim_is_recited_only_to_a_sentence_that_supports_it_alone(checker):
     # Regression: an uncited "… must be approved by the European Parliament" was cited to an act
     # whose signature line reads "For the European Parliament The President": the whole passage
     # shares the words, no sentence of it says so.
-    from spr.generate import recite
+    from spr.cite import recite
 
     act = (
         "Member States may provide by law for a lower age for those purposes provided that such lower age is "
