@@ -28,7 +28,7 @@ from spr.fuse import FusedContext, fuse
 from spr.generate import Draft, ExtractiveGenerator, check_answerable, renumber
 from spr.grounding.relations import read_terms
 from spr.llm_answer import LLMGenerator, focus, prompt_overhead
-from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval
+from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval, abstention
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.neighbours import packed_neighbours_only, with_neighbours
 from spr.retrieval.registry import RETRIEVERS, mode_name
@@ -355,7 +355,8 @@ class KnowledgeBase:
         )
         return Answer(
             question=question,
-            text=draft.text,
+            # a German question's abstention in German; answers are already in its language
+            text=abstention(question) if draft.abstained else draft.text,
             mode=mode,
             kind=kind,  # type: ignore[arg-type]
             citations=draft.citations,

@@ -14,11 +14,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from core.config import AnswerKind
+from core.keywords import question_language
 from core.text import reading_text
 
 EvidenceKind = Literal["triple", "chunk"]
 
 ABSTAIN = "The documents do not say."
+# The abstention shown to a reader, in the languages questions are read in (core.keywords); the
+# pipeline abstains with ABSTAIN and the answer is worded in the question's language at the end.
+ABSTAIN_IN = {"en": ABSTAIN, "de": "Die Dokumente sagen dazu nichts."}
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
@@ -26,12 +30,23 @@ def _words(text: str) -> str:
     return " ".join(w for w in re.findall(r"[^\W_]+", text.lower()) if w not in _ARTICLES)
 
 
-_ABSTAIN_WORDS = f" {_words(ABSTAIN)} "
+_ABSTAIN_WORDS = tuple(f" {_words(sentence)} " for sentence in ABSTAIN_IN.values())
+
+
+def abstention(question: str) -> str:
+    """The abstention sentence in the language of ``question`` (English where it has none).
+
+    >>> abstention("Wie lange gilt der Energieausweis?"), abstention("Ist das erlaubt?!")
+    ('Die Dokumente sagen dazu nichts.', 'Die Dokumente sagen dazu nichts.')
+    >>> abstention("How long is the certificate valid?")
+    'The documents do not say.'
+    """
+    return ABSTAIN_IN.get(question_language(question), ABSTAIN)
 
 
 def is_abstention(text: str) -> bool:
     """Whether a reply declines to answer: it has no words, or it says the :data:`ABSTAIN`
-    sentence. Compared on words (lower case, punctuation and articles dropped), and the sentence
+    sentence (in any language of :data:`ABSTAIN_IN`). Compared on words (lower case, punctuation and articles dropped), and the sentence
     may sit inside a longer reply: small models wrap it ('Answer: "The documents do not say."',
     a citation marker after it). The generator turns such a reply into :data:`ABSTAIN` when it
     cites no evidence; the metrics score it as the empty prediction.
@@ -40,9 +55,11 @@ def is_abstention(text: str) -> bool:
     [True, True, True]
     >>> [is_abstention(t) for t in ("The documents say 5.", "The documents don't say.")]
     [False, False]
+    >>> is_abstention("Die Dokumente sagen dazu nichts [2].")
+    True
     """
-    words = _words(text)
-    return not words or _ABSTAIN_WORDS in f" {words} "
+    words = f" {_words(text)} "
+    return not words.strip() or any(sentence in words for sentence in _ABSTAIN_WORDS)
 
 
 @dataclass(frozen=True)

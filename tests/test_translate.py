@@ -77,3 +77,17 @@ def test_translation_off_never_calls_the_model(german_kb, monkeypatch):
     with KnowledgeBase.open(german_kb) as kb:
         answer = kb.ask("How much is the subsidy for a heat pump?", mode="hybrid")
     assert answer.usage.llm_calls == 0 and "translated" not in answer.trace.note
+
+
+@pytest.mark.slow
+def test_a_german_question_the_documents_do_not_answer_is_declined_in_german(german_kb):
+    """The abstention is worded in the question's language: a German reader is not told "The
+    documents do not say."."""
+    from spr.qa import KnowledgeBase
+    from spr.records import ABSTAIN, is_abstention
+
+    with KnowledgeBase.open(german_kb) as kb:
+        answer = kb.ask("Seit wann gilt das Gesetz?", mode="hybrid")
+    assert answer.abstained and answer.citations == ()
+    assert answer.text == "Die Dokumente sagen dazu nichts." and is_abstention(answer.text)
+    assert ABSTAIN != answer.text
