@@ -22,6 +22,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,7 +41,7 @@ from spr.qa import KnowledgeBase  # noqa: E402
 from spr.retrieval.fusion import Ranked, is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import hybrid as hybrid_mode  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
-from spr.retrieval.rescore import rescore  # noqa: E402
+from spr.retrieval.rescore import SECTION_FAVOURED, rescore  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
 
@@ -55,9 +56,26 @@ def load_dev(name: str, data_dir: Path):
     return replace(dataset, name=SHARED_KB.get(stem, dataset.name))  # the KB folder is named after it
 
 
+# The structured-QA sets (bench/structured/, written for the semantic parser: one verified quote of
+# the source per question) read as retrieval sets over their dev set's corpus and KB.
+STRUCTURED_SETS = {"structured-eu": "eu_regulations", "structured-necp": "necp"}
+
+
+def load_structured(name: str, data_dir: Path):
+    stem = STRUCTURED_SETS[name]
+    rows = [json.loads(line) for line in (ROOT / "bench" / "structured" / f"{stem}.jsonl").read_text().splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{stem}.jsonl"
+        path.write_text("".join(json.dumps({**r, "contexts": [r["quote"]]}) + "\n" for r in rows))
+        dataset = load_jsonl(path, corpus_path(stem, data_dir))
+    return replace(dataset, name=stem)  # the dev set's KB
+
+
 def load(name: str, data_dir: Path, limit: int | None):
     if name in DEV_SETS:
         return load_dev(name, data_dir)
+    if name in STRUCTURED_SETS:
+        return load_structured(name, data_dir)
     return sample(load_dataset(name, data_dir), limit, 0, "full")
 
 
@@ -82,7 +100,7 @@ def gold_scores(set_name: str, q, ranked: list[str], texts: ChunkTexts, ks=KS) -
     out: dict[str, float] = {}
     docs = m.dedupe(texts.doc_id.get(ch, "") for ch in ranked)
     for k in ks:
-        if q.gold_contexts and set_name in DEV_SETS:  # other sets' contexts are generated, not quotes
+        if q.gold_contexts and (set_name in DEV_SETS or set_name in STRUCTURED_SETS):  # other sets' contexts are generated, not quotes
             v = m.quote_recall_at_k([texts.raw.get(ch, texts.unit.get(ch, "")) for ch in ranked], q.gold_contexts, k)
             out[f"QR@{k}"] = v if v is not None else 0.0
         if q.gold_passage_ids:
@@ -96,7 +114,7 @@ def percentile(xs: list[float], q: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", required=True, help="hotpotqa, musique, rag-eurlex, dev-eu, dev-necp, dev-de")
+    ap.add_argument("--set", required=True, help="hotpotqa, musique, rag-eurlex, dev-eu, dev-necp, dev-de, dev-de-native, structured-eu, structured-necp")
     ap.add_argument("--embed", default="all-MiniLM-L6-v2", help="embedder name or model folder")
     ap.add_argument("--embed-dtype", default=Config().embed.dtype, choices=("float32", "bfloat16", "auto"), help="[embed] dtype")
     ap.add_argument("--limit", type=int, default=None, help="seeded sample of the questions (public sets)")
@@ -107,6 +125,7 @@ def main() -> int:
     ap.add_argument("--question-bank", action="store_true", help="build the question bank too (its signal is scored)")
     ap.add_argument("--variant", action="append", default=[], metavar="bm25=1,dense=1,graph=0.5",
                     help="an extra weighting to score (repeatable)")
+    ap.add_argument("--section-bonus", type=float, default=None, help="[retrieval] rescore_section_bonus (default: the config's)")
     args = ap.parse_args()
 
     data_dir = args.data_dir or default_data_dir()
@@ -131,6 +150,7 @@ def main() -> int:
         sigs = signals(kb)
         c = kb.config.retrieval
         weights = c.weights
+        bonus = c.rescore_section_bonus if args.section_bonus is None else args.section_bonus
         rankings = []
         for q in questions:
             ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not is_second_stage(s)}
@@ -153,6 +173,7 @@ def main() -> int:
             variants[f"hybrid + sentences {w:g}"] = {**weights, "sentences": w}
             variants[f"hybrid + prf {w:g}"] = {**weights, "prf": w}
             variants[f"hybrid + sentences {w:g} + prf {w:g}"] = {**weights, "sentences": w, "prf": w}
+        variants["hybrid + sections 1"] = {**weights, "sections": 1.0}  # a no-op if already there
         for spec in args.variant:
             variants[spec] = {k: float(v) for k, v in (part.split("=") for part in spec.split(","))}
         def score(label: str, lists: list[list[str]]) -> None:
@@ -180,13 +201,15 @@ def main() -> int:
 
         cosine_kinds = {"": dense.similarities, " (sentence cos)": window_or_sentence}
         bases = ("hybrid", "dense", "sentences", "hybrid + sentences 0.5", "hybrid + sentences 1", "hybrid + prf 0.5",
-                 "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences")
-        for base in (b for b in bases if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted
+                 "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences", "hybrid + sections 1", "hybrid - sections")
+        for base in (b for b in (*bases, *args.variant) if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted
             for suffix, cosines in cosine_kinds.items():
                 rescored, blended = [], []
-                for q, fused in zip(questions, fused_lists[base], strict=True):
+                for q, fused, ranks in zip(questions, fused_lists[base], rankings, strict=True):
                     top = fused[: c.rescore_top_n]
-                    scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], cosines, c.rescore_dense_weight)
+                    # as OfflineReranker does: the sections signal's first chunks gain the bonus when it is weighted
+                    favoured = {r.chunk for r in ranks.get("sections", [])[:SECTION_FAVOURED]} if variants[base].get("sections", 0) > 0 else set()
+                    scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], cosines, c.rescore_dense_weight, favoured, bonus)
                     order = [top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))]
                     rescored.append(order + fused[c.rescore_top_n :])
                     # a variant: the rescored order fused with the first-stage order (RRF, equal weights)

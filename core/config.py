@@ -382,6 +382,11 @@ class RetrievalConfig(_Section):
     weight_prf: float = Field(
         0.0, ge=0.0, description="RRF weight of dense pseudo-relevance feedback: the question vector moved towards the first stage's top chunks (0 = off)."
     )
+    weight_sections: float = Field(
+        1.0, ge=0.0,
+        description="RRF weight of the section-kind signal: a question asking when an act applies, what a breach costs, "
+        "what a term means or what it repeals is pointed to the sections of that kind, by cosine (spr/retrieval/sections.py; 0 = off).",
+    )
     prf_passages: int = Field(3, ge=1, le=20, description="prf signal: first-stage top chunks the question vector is moved towards.")
     prf_beta: float = Field(0.5, ge=0.0, le=5.0, description="prf signal: weight of their mean vector (Rocchio's beta; the question weighs 1).")
     rrf_k: int = Field(60, ge=1, description="RRF rank constant: larger flattens the difference between ranks.")
@@ -411,10 +416,16 @@ class RetrievalConfig(_Section):
         0.7, ge=0.0, le=1.0, description="Offline rescoring (hybrid's rescore, docgraph's rerank): weight of the cosine; the rest is word overlap."
     )
 
+    rescore_section_bonus: float = Field(
+        0.2, ge=0.0, le=1.0,
+        description="rescore: added to the score of a candidate among the sections signal's first three (a section of the kind "
+        "the question asks for; spr/retrieval/rescore.py).",
+    )
+
     @property
     def weights(self) -> dict[str, float]:
         """Signal name → RRF weight, for every signal of the fused stage."""
-        names = ("bm25", "dense", "sentences", "questions", "graph", "uks", "ics", "iks", "prf")
+        names = ("bm25", "dense", "sentences", "questions", "graph", "uks", "ics", "iks", "prf", "sections")
         return {name: getattr(self, f"weight_{name}") for name in names}
 
 

@@ -67,6 +67,7 @@ def signals(kb: Services) -> list[Signal]:
     """Every signal of the fused stage (those weighted 0 in ``[retrieval]`` are not run)."""
     from spr.retrieval.docgraph import DocumentGraph, ICSSignal, IKSSignal, UKSSignal
     from spr.retrieval.graph import GraphSignal
+    from spr.retrieval.sections import SectionSignal
 
     bank = QuestionBankRetriever(kb.config.kb_dir, kb.embedder, kb.store)
     doc = DocumentGraph(kb.store, kb.config.docgraph)
@@ -75,6 +76,7 @@ def signals(kb: Services) -> list[Signal]:
         _keyword(kb), dense, _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
         UKSSignal(doc), ICSSignal(doc), IKSSignal(doc),
         FeedbackSignal(dense, kb.config.retrieval.prf_passages, kb.config.retrieval.prf_beta),
+        SectionSignal(kb.store, dense.similarities),
     ]
 
 
@@ -106,7 +108,9 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         from spr.retrieval.rescore import OfflineReranker
 
         dense = next(s for s in sigs if s.name == "dense")  # the fusion's own: its chunk index is loaded once
-        fused = OfflineReranker(fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight)  # type: ignore[attr-defined]
+        fused = OfflineReranker(  # type: ignore[attr-defined]
+            fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus
+        )
     if not c.rerank:
         return fused
     from spr.retrieval.rerank import LLMReranker

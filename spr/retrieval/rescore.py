@@ -7,12 +7,18 @@ it ranks by position in each signal, not by how well a chunk matches; this resco
 closest matches first. Measured (README "Retrieval"): over `hybrid`'s top 20 it raised R@5 on
 HotpotQA, SQuAD and the EU-law dev set. It is the last step of mode ``docgraph`` and, with
 ``[retrieval] rescore``, of ``hybrid`` (and so of ``dual``).
+
+A candidate that the ``sections`` signal ranks among its first :data:`SECTION_FAVOURED` (a
+section of the kind the question asks for: "Entry into force", "Penalties", …;
+:mod:`spr.retrieval.sections`) gains ``section_bonus``: such a section often shares few words and
+little meaning with the question, and by cosine alone it would lose its place to the act's
+articles on the question's topic.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 from core.errors import StoreError
@@ -21,6 +27,7 @@ from spr.records import Evidence, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 
 Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs) -> cosine per chunk
+SECTION_FAVOURED = 3  # the sections signal's first chunks that gain the bonus (the kind's sections of the acts nearest the question)
 
 
 def offline_scores(question: str, texts: Sequence[str], cosines: Sequence[float | None], dense_weight: float) -> list[float]:
@@ -37,8 +44,12 @@ def offline_scores(question: str, texts: Sequence[str], cosines: Sequence[float 
     return out
 
 
-def rescore(question: str, chunks: Sequence[str], texts: Sequence[str], cosines: Cosines | None, dense_weight: float) -> tuple[list[float], str]:
-    """:func:`offline_scores` of the candidates, fetching their cosines; a KB without chunk
+def rescore(
+    question: str, chunks: Sequence[str], texts: Sequence[str], cosines: Cosines | None, dense_weight: float,
+    favoured: Collection[str] = (), bonus: float = 0.0,
+) -> tuple[list[float], str]:
+    """:func:`offline_scores` of the candidates, fetching their cosines, plus ``bonus`` for those
+    in ``favoured`` (then all divided by 1 + ``bonus``: scores stay in [0, 1]); a KB without chunk
     vectors (:class:`StoreError`) falls back to the lexical part, and the note says so."""
     note = ""
     cos: dict[str, float] = {}
@@ -47,14 +58,27 @@ def rescore(question: str, chunks: Sequence[str], texts: Sequence[str], cosines:
             cos = cosines(question, list(chunks))
         except StoreError as exc:
             note = f"rescored by word overlap only: {exc}"
-    return offline_scores(question, texts, [cos.get(c) for c in chunks], dense_weight), note
+    scores = offline_scores(question, texts, [cos.get(c) for c in chunks], dense_weight)
+    if bonus > 0 and any(c in favoured for c in chunks):
+        scores = [(v + bonus if c in favoured else v) / (1 + bonus) for v, c in zip(scores, chunks, strict=True)]
+    return scores, note
+
+
+def section_favoured(ranks: Sequence[tuple[str, int]]) -> bool:
+    """Whether a candidate's first-stage ranks put it among the ``sections`` signal's first
+    :data:`SECTION_FAVOURED`.
+
+    >>> section_favoured((("dense", 9), ("sections", 2))), section_favoured((("sections", 4),))
+    (True, False)
+    """
+    return any(name == "sections" and rank <= SECTION_FAVOURED for name, rank in ranks)
 
 
 class OfflineReranker(Retriever):
     """``inner``'s first ``top_n`` (at least ``k``) candidates, reordered by :func:`rescore`; each
     keeps its first-stage ranks and gains ``("rescore", r)``. The name stays the inner one's."""
 
-    def __init__(self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7):
+    def __init__(self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
         self.inner = inner
@@ -62,6 +86,7 @@ class OfflineReranker(Retriever):
         self.cosines = cosines
         self.top_n = top_n
         self.dense_weight = dense_weight
+        self.section_bonus = section_bonus
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -70,7 +95,9 @@ class OfflineReranker(Retriever):
         first = self.inner.search(question, max(k, self.top_n))
         started = time.perf_counter()
         candidates = [e for e in first.evidence if e.chunk is not None]
-        scores, note = rescore(question, [e.chunk.iri for e in candidates], [e.text for e in candidates], self.cosines, self.dense_weight)  # type: ignore[union-attr]
+        iris = [e.chunk.iri for e in candidates]  # type: ignore[union-attr]
+        favoured = {iri for iri, e in zip(iris, candidates, strict=True) if section_favoured(e.ranks)}
+        scores, note = rescore(question, iris, [e.text for e in candidates], self.cosines, self.dense_weight, favoured, self.section_bonus)
         order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:k]
         evidence = tuple(
             replace(candidates[i], score=scores[i], ranks=(*candidates[i].ranks, ("rescore", r))) for r, i in enumerate(order, 1)
