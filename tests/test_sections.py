@@ -44,9 +44,11 @@ def test_question_kinds(question, kinds):
     assert [k.name for k in question_kinds(question)] == kinds
 
 
-def test_section_label_is_the_headings_below_the_title_or_the_document_opening():
+def test_section_label_is_the_innermost_heading_or_the_document_opening():
     assert section_label(("Act",), "Penalties 1. Member States shall …") == "Penalties 1. Member States shall …"
-    assert section_label(("Act", "Chapter III", "Article 5 Penalties"), "Renewable Energy Act …") == "Chapter III › Article 5 Penalties"
+    assert section_label(("Act", "Chapter III", "Article 5 Penalties"), "Renewable Energy Act …") == "Article 5 Penalties"
+    # a chapter named after definitions does not make its "Scope" article one
+    assert section_label(("Act", "CHAPTER I SUBJECT MATTER, SCOPE AND DEFINITIONS", "Article 2 Scope"), "") == "Article 2 Scope"
 
 
 def test_every_chunk_of_a_headingless_article_shares_its_opening_label(tmp_path):

@@ -13,8 +13,8 @@ rank that article below the act's articles about the bans themselves.
 When a question asks one of these kinds (:data:`KINDS`, English and German cues), the signal
 ranks the chunks whose section label names that kind by their cosine with the question (the
 dense index's best window: the act's title is part of what was embedded, so the named act's
-section comes first). A chunk's section label is its headings below the document title, or in a
-document without headings the start of its text, where corpora of one article per record carry
+section comes first). A chunk's section label is its innermost heading, or in a document
+without headings the start of its text, where corpora of one article per record carry
 the article's title. A
 question of no such kind gets an empty ranking: the signal then adds nothing.
 """
@@ -102,16 +102,17 @@ def question_kinds(question: str) -> tuple[Kind, ...]:
 
 
 def section_label(path: tuple[str, ...], opening: str) -> str:
-    """What names a chunk's section: its headings below the document title; a chunk of a document
-    without headings, the start of its document's text (an article stored as one record begins
-    with its title: "Penalties 1. Member States …"; every chunk of it shares that label).
+    """What names a chunk's section: its own (innermost) heading — not its chapter's: "CHAPTER I
+    SUBJECT MATTER, SCOPE AND DEFINITIONS" also holds "Scope"; a chunk of a document without
+    headings, the start of its document's text (an article stored as one record begins with its
+    title: "Penalties 1. Member States …"; every chunk of it shares that label).
 
-    >>> section_label(("European Climate Law", "Article 14", "Entry into force"), "Regulation (EU) 2021/1119 of …")
-    'Article 14 › Entry into force'
+    >>> section_label(("European Climate Law", "CHAPTER V Final provisions", "Article 14 Entry into force"), "Regulation (EU) …")
+    'Article 14 Entry into force'
     >>> section_label(("GDPR Article 84",), "Penalties 1. Member States shall lay down the rules on other penalties …")
     'Penalties 1. Member States shall lay down the rules on other'
     """
-    return " › ".join(path[1:]) or opening[:LABEL_CHARS]
+    return path[-1] if len(path) > 1 else opening[:LABEL_CHARS]
 
 
 def _openings(store: RDFStore, units: list) -> dict[str, str]:
