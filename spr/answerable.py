@@ -10,7 +10,8 @@ is whether the evidence holds what the question presupposes and what it asks for
   mentions them is about something else, however close its wording.
 - **answer type**: a question that asks for a value ("within how many days", "what share",
   "by which year", "how much … fine") needs a sentence stating one: a number with the asked kind
-  of unit, not one the question itself states, not an article or act number.
+  of unit, not one the question itself states, not an article or act number; a question asking
+  for a minimum is not answered by sentences that only set maxima ("fines up to …").
 
 Pure functions over strings; :func:`check` is what the answer paths call.
 """
@@ -46,6 +47,40 @@ _ASKS: tuple[tuple[ValueKind, re.Pattern[str]], ...] = (
     )),
     ("number", re.compile(r"\bhow (?:many|much)\b|\bby how much\b")),
 )
+
+
+# A question that asks for a lower bound ("the minimum fine", "at least how many days") is not
+# answered by sentences that only set upper bounds ("fines up to EUR 10 000 000"): there is no
+# minimum to quote. A question that names a maximum too ("the maximum fine must be at least …")
+# asks for a bound on a maximum, which such sentences do state.
+_ASKS_MINIMUM = re.compile(r"\b(?:minimum|minimal|lowest|at least|mindest\w*)\b")
+_NAMES_MAXIMUM = re.compile(r"\b(?:maximum|highest|ceiling|h(?:ö|oe)chst\w*)\b")
+_UPPER_BOUND = re.compile(r"\bup to\b|\bmaximum\b|\bnot (?:to )?exceed|\bat most\b|\bno more than\b|\bh(?:ö|oe)chstens\b|\bbis zu\b")
+_LOWER_BOUND = re.compile(r"\bminimum\b|\bat least\b|\bnot less than\b|\bno less than\b|\bmindestens\b|\bnot below\b")
+
+
+def asks_minimum(question: str) -> bool:
+    """Whether ``question`` asks for a lower bound of a value (and names no maximum).
+
+    >>> asks_minimum("What is the minimum fine a data protection authority has to impose?")
+    True
+    >>> asks_minimum("At least how high must the maximum fine be?"), asks_minimum("What is the fine?")
+    (False, False)
+    """
+    text = question.lower()
+    return bool(_ASKS_MINIMUM.search(text)) and not _NAMES_MAXIMUM.search(text)
+
+
+def only_upper_bounds(sentence: str) -> bool:
+    """Whether ``sentence`` sets an upper bound and no lower one.
+
+    >>> only_upper_bounds("Infringements shall be subject to administrative fines up to 10 000 000 EUR.")
+    True
+    >>> only_upper_bounds("fines of a maximum of at least EUR 10 000 000"), only_upper_bounds("The fee is EUR 50.")
+    (False, False)
+    """
+    text = sentence.lower()
+    return bool(_UPPER_BOUND.search(text)) and not _LOWER_BOUND.search(text)
 
 
 def asked_value(question: str) -> ValueKind | None:
@@ -359,4 +394,6 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     )
     if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")
+    if asks_minimum(question) and all(only_upper_bounds(read(s)) for s in answers):
+        return Verdict(False, asked, (), f"the question asks for a minimum; every sentence stating a {asked} sets a maximum")
     return Verdict(True, asked, answers=answers)

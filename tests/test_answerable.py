@@ -222,3 +222,16 @@ def test_a_translated_question_is_checked_in_the_documents_language():
     )
     draft = translated.generate(english, context)
     assert not draft.abstained and "zehn Jahren" in draft.text
+
+
+def test_a_minimum_is_not_answered_by_sentences_that_only_set_maxima():
+    """Regression (dev-eu eu-049): "the minimum fine a data protection authority has to impose"
+    was answered with the GDPR's fines "up to 20 000 000 EUR" — there is no minimum to quote."""
+    gdpr = answerable.Passage(("GDPR Article 83 …",), ("Infringements shall be subject to administrative fines up to 20 000 000 EUR.",))
+    verdict = answerable.check("What is the minimum fine a data protection authority has to impose under the GDPR?", [gdpr])
+    assert not verdict.answerable and verdict.reason.startswith("the question asks for a minimum")
+    assert answerable.check("What is the maximum fine under the GDPR?", [gdpr]).answerable
+    nis2 = answerable.Passage(("NIS2 Article 34 …",), ("Essential entities are subject to fines of a maximum of at least EUR 10 000 000.",))
+    assert answerable.check("What minimum fine ceiling must national law allow under NIS2?", [nis2]).answerable
+    cra = answerable.Passage(("CRA Article 13 …",), ("The support period shall be at least five years.",))
+    assert answerable.check("For how long, at minimum, must a manufacturer handle vulnerabilities?", [cra]).answerable
