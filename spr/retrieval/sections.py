@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from spr.retrieval.fusion import Ranked
 from store.base import RDFStore
-from store.units import read_units
+from store.units import Unit, read_units
 from store.vocab import PKB
 
 LABEL_CHARS = 60  # of a chunk's text that count as its title (one-article-per-record corpora)
@@ -115,9 +115,10 @@ def section_label(path: tuple[str, ...], opening: str) -> str:
     return path[-1] if len(path) > 1 else opening[:LABEL_CHARS]
 
 
-def _openings(store: RDFStore, units: list) -> dict[str, str]:
+def _openings(store: RDFStore, units: Sequence[Unit]) -> dict[str, str]:
     """Document IRI → the text of its first chunk (by start offset)."""
-    start = {row["c"].value: int(row["s"].value) for row in store.select(f"SELECT ?c ?s WHERE {{ ?c <{PKB}startOffset> ?s }}").rows}  # type: ignore[union-attr]
+    rows = store.select(f"SELECT ?c ?s WHERE {{ ?c a <{PKB}Chunk> ; <{PKB}startOffset> ?s }}").rows
+    start = {row["c"].value: int(row["s"].value) for row in rows}  # type: ignore[union-attr]
     first: dict[str, tuple[int, str]] = {}
     for u in units:
         at = start.get(u.iri, 0)
