@@ -103,8 +103,11 @@ class ExtractiveGenerator:
             if not verdict.answerable:
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=verdict.reason)
             if verdict.answers:
-                # the best sentence stating the asked value (in a passage on the subject) goes first
-                typed = next(i for i in by_score if pool[i].text == verdict.answers[0])
+                # the best sentence stating the asked value (in a passage on the subject) goes first;
+                # one in a section of the kind the question asks for ("Entry into force") before others
+                stating = [i for i in by_score if pool[i].text in set(verdict.answers)]
+                favoured = _section_cids(context)
+                typed = next((i for i in stating if pool[i].cid in favoured), stating[0])
                 ranked = [(scores[typed], typed)] + [pair for pair in ranked if pair[1] != typed]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
@@ -133,6 +136,14 @@ class ExtractiveGenerator:
             else:
                 citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
+
+
+def _section_cids(context: FusedContext) -> set[int]:
+    """Citation ids of the passages the ``sections`` signal ranked among its first (a section of
+    the kind the question asks for: :func:`spr.retrieval.rescore.section_favoured`)."""
+    from spr.retrieval.rescore import section_favoured
+
+    return {p.cid for p in context.pieces if p.kind == "chunk" and section_favoured(p.evidence.ranks)}
 
 
 class _Lists:

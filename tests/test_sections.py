@@ -100,3 +100,12 @@ def test_the_bonus_moves_a_favoured_candidate_up_and_keeps_scores_in_range():
     boosted, _ = rescore("When does the act apply?", ["a", "b"], texts, None, 0.7, favoured={"b"}, bonus=0.9)
     assert boosted[1] > boosted[0] and all(0.0 <= v <= 1.0 for v in boosted)
     assert rescore("q", ["a"], ["x"], None, 0.7, favoured={"z"}, bonus=0.5)[0] == rescore("q", ["a"], ["x"], None, 0.7)[0]
+
+
+def test_an_extractive_answer_quotes_the_asked_sections_value_first(kb_dir):
+    """The registry deadline ("by 30 June 2024") and the entry into force both state a date; the
+    question asks when the act applies, so the Entry into Force article's sentence comes first."""
+    with KnowledgeBase.open(kb_dir) as kb:
+        answer = kb.ask(WHEN)
+    assert answer.text.startswith("This Act enters into force on 1 April 2024.")
+    assert answer.citations[0].quote == "This Act enters into force on 1 April 2024."
