@@ -109,3 +109,20 @@ def test_an_extractive_answer_quotes_the_asked_sections_value_first(kb_dir):
         answer = kb.ask(WHEN)
     assert answer.text.startswith("This Act enters into force on 1 April 2024.")
     assert answer.citations[0].quote == "This Act enters into force on 1 April 2024."
+
+
+def test_sections_are_taken_from_the_acts_the_first_stage_found(kb_dir):
+    """Every act has an "Entry into Force" article; given the first stage's top chunks, only
+    those of their acts are ranked (a question about one act is not pointed to another's)."""
+    from spr.retrieval.base import chunk_refs
+    from spr.retrieval.fusion import Fused
+
+    with KnowledgeBase.open(kb_dir) as kb:
+        dense = next(s for s in signals(kb) if s.name == "dense")
+        signal = SectionSignal(kb.store, dense.similarities)
+        everywhere = signal.rank(WHEN, 10)
+        registry = next(e for e in kb.retriever("vector").retrieve("Renewable Energy Registry by 30 June 2024", 5))
+        anchored = signal.rank(WHEN, 10, [Fused(registry.chunk.iri, 1.0, (("dense", 1),), ())])
+        refs = chunk_refs(kb.store, [r.chunk for r in everywhere + anchored])
+    assert len({refs[r.chunk].title for r in everywhere}) > 1  # entry-into-force articles of several acts
+    assert anchored and {refs[r.chunk].title for r in anchored} == {registry.chunk.title}

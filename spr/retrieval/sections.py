@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spr.retrieval.fusion import Ranked
+from spr.retrieval.fusion import Fused, Ranked
 from store.base import RDFStore
 from store.units import Unit, read_units
 from store.vocab import PKB
@@ -127,17 +127,34 @@ def _openings(store: RDFStore, units: Sequence[Unit]) -> dict[str, str]:
     return {doc: text for doc, (_, text) in first.items()}
 
 
+_ARTICLE_SUFFIX = re.compile(r"\s*(?:\b(?:art(?:icle|ikel)?\.?)|§+)\s*\d+\s*\w?\s*$", re.IGNORECASE)
+ANCHORS = 5  # the first stage's top chunks whose acts a section must belong to
+
+
+def act_of(title: str) -> str:
+    """The act a document belongs to, from its title: the title without a trailing article number
+    (a corpus of one article per record titles them "DORA Article 35").
+
+    >>> act_of("DORA Article 35"), act_of("Regulation (EU) 2021/1119 (European Climate Law)"), act_of("EnWG § 95")
+    ('DORA', 'Regulation (EU) 2021/1119 (European Climate Law)', 'EnWG')
+    """
+    return _ARTICLE_SUFFIX.sub("", title).strip()
+
+
 class SectionSignal:
-    """Ranks the chunks of the sections a question asks for (:func:`question_kinds`) by cosine.
-    The labels are read from the store on first use (one query; thread-safe), and each kind's
-    chunks found once."""
+    """Ranks the chunks of the sections a question asks for (:func:`question_kinds`) by cosine,
+    among the acts of the first stage's top :data:`ANCHORS` chunks (a penalty question about DORA
+    is not pointed to the AI Act's penalties). The labels are read from the store on first use
+    (one query; thread-safe), and each kind's chunks found once."""
 
     name = "sections"
+    second_stage = True  # runs after the other signals: their top chunks name the acts
 
     def __init__(self, store: RDFStore, cosines: Cosines):
         self.store = store
         self.cosines = cosines
         self._labels: dict[str, str] | None = None
+        self._acts: dict[str, str] = {}  # chunk IRI -> its act (act_of its document title)
         self._by_kind: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
@@ -148,15 +165,20 @@ class SectionSignal:
                 units = read_units(self.store)
                 openings = _openings(self.store, units)
                 self._labels = {u.iri: section_label(u.path, openings.get(u.document, u.text)) for u in units}
+                self._acts = {u.iri: act_of(u.path[0]) if u.path else u.document for u in units}
                 self._by_kind = {k.name: [iri for iri, label in self._labels.items() if k.section.search(label)] for k in KINDS}
             return self._labels
 
-    def rank(self, question: str, depth: int) -> list[Ranked]:
+    def rank(self, question: str, depth: int, first: Sequence[Fused] = ()) -> list[Ranked]:
         kinds = question_kinds(question)
         if not kinds:
             return []
         self.labels()
-        matched = list(dict.fromkeys(iri for k in kinds for iri in self._by_kind[k.name]))[:MAX_MATCHED]
+        matched = list(dict.fromkeys(iri for k in kinds for iri in self._by_kind[k.name]))
+        if first:
+            acts = {self._acts.get(f.chunk) for f in first[:ANCHORS]}
+            matched = [iri for iri in matched if self._acts.get(iri) in acts]
+        matched = matched[:MAX_MATCHED]
         if not matched:
             return []
         cos = self.cosines(question, matched)
