@@ -12,10 +12,10 @@ rank that article below the act's articles about the bans themselves.
 
 When a question asks one of these kinds (:data:`KINDS`, English and German cues), the signal
 ranks the chunks whose section label names that kind by their cosine with the question (the
-dense index's best window: the act's title is part of what was embedded, so the named act's
-section comes first). A chunk's section label is its innermost heading, or in a document
-without headings the start of its text, where corpora of one article per record carry
-the article's title. A
+dense index's best window), among the acts of the other signals' top chunks: it runs after them
+(``second_stage``), and a penalty question about one act is not pointed to another act's
+penalties. A chunk's section label is its innermost heading, or in a document without headings
+the start of its text, where corpora of one article per record carry the article's title. A
 question of no such kind gets an empty ranking: the signal then adds nothing.
 """
 
