@@ -41,7 +41,8 @@ from spr.qa import KnowledgeBase  # noqa: E402
 from spr.retrieval.fusion import Ranked, is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import hybrid as hybrid_mode  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
-from spr.retrieval.rescore import SECTION_FAVOURED, rescore  # noqa: E402
+from spr.retrieval.rescore import rescore  # noqa: E402
+from spr.retrieval.sections import FAVOURED  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
 
@@ -208,7 +209,7 @@ def main() -> int:
                 for q, fused, ranks in zip(questions, fused_lists[base], rankings, strict=True):
                     top = fused[: c.rescore_top_n]
                     # as OfflineReranker does: the sections signal's first chunks gain the bonus when it is weighted
-                    favoured = {r.chunk for r in ranks.get("sections", [])[:SECTION_FAVOURED]} if variants[base].get("sections", 0) > 0 else set()
+                    favoured = {r.chunk for r in ranks.get("sections", [])[:FAVOURED]} if variants[base].get("sections", 0) > 0 else set()
                     scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], cosines, c.rescore_dense_weight, favoured, bonus)
                     order = [top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))]
                     rescored.append(order + fused[c.rescore_top_n :])

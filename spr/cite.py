@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from core.text import sentence_spans
 from spr.fuse import FusedContext, sentences
-from spr.generate import _MARKER, candidates, cited_ids, support_citation
+from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
 from spr.records import Citation, is_abstention
 from spr.verify import SupportChecker, claims, coverage, needed_citations
@@ -109,7 +109,7 @@ def drop_unknown_markers(text: str, context: FusedContext) -> str:
         known = [i for i in ids if int(i) in context.sources]
         return f"[{', '.join(known)}]" if known else ""
 
-    return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", _MARKER.sub(keep, text))).strip()
+    return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", MARKER.sub(keep, text))).strip()
 
 
 def llm_citations(text: str, ids: Sequence[int], context: FusedContext) -> list[Citation]:
@@ -117,7 +117,7 @@ def llm_citations(text: str, ids: Sequence[int], context: FusedContext) -> list[
     claims: dict[int, list[str]] = {}
     for span in sentences(text):
         for cid in cited_ids(span.text):
-            claims.setdefault(cid, []).append(_MARKER.sub("", span.text))
+            claims.setdefault(cid, []).append(MARKER.sub("", span.text))
     out = []
     for cid in ids:
         claim = " ".join(claims.get(cid, [text]))

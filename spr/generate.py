@@ -24,6 +24,7 @@ from spr.fuse import FusedContext, Span, sentences
 from spr.lexical import content_words, lexical_scores
 from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown
 from spr.records import ABSTAIN, ChunkRef, Citation
+from spr.retrieval.sections import favoured_section
 from spr.scoring import SentenceScorer
 
 
@@ -105,7 +106,8 @@ class ExtractiveGenerator:
             if verdict.answers:
                 # the best sentence stating the asked value (in a passage on the subject) goes first;
                 # one in a section of the kind the question asks for ("Entry into force") before others
-                stating = [i for i in by_score if pool[i].text in set(verdict.answers)]
+                answers = set(verdict.answers)
+                stating = [i for i in by_score if pool[i].text in answers]
                 favoured = _section_cids(context)
                 typed = next((i for i in stating if pool[i].cid in favoured), stating[0])
                 ranked = [(scores[typed], typed)] + [pair for pair in ranked if pair[1] != typed]
@@ -140,10 +142,8 @@ class ExtractiveGenerator:
 
 def _section_cids(context: FusedContext) -> set[int]:
     """Citation ids of the passages the ``sections`` signal ranked among its first (a section of
-    the kind the question asks for: :func:`spr.retrieval.rescore.section_favoured`)."""
-    from spr.retrieval.rescore import section_favoured
-
-    return {p.cid for p in context.pieces if p.kind == "chunk" and section_favoured(p.evidence.ranks)}
+    the kind the question asks for: :func:`spr.retrieval.sections.favoured_section`)."""
+    return {p.cid for p in context.pieces if p.kind == "chunk" and favoured_section(p.evidence.ranks)}
 
 
 class _Lists:
@@ -224,13 +224,13 @@ def support_citation(cid: int, chunk: ChunkRef | None, claim: str, context: Fuse
 
 
 # --- citation markers (both kinds) ---------------------------------------------------------------
-_MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
+MARKER = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 
 
 def cited_ids(text: str) -> list[int]:
     """Citation ids in order of first use: "[1]", "[2, 3]" and "[2][3]" are all understood."""
     ids: list[int] = []
-    for match in _MARKER.finditer(text):
+    for match in MARKER.finditer(text):
         for part in re.split(r"[,;]", match.group(1)):
             ids.append(int(part))
     return list(dict.fromkeys(ids))
@@ -248,4 +248,4 @@ def renumber(draft: Draft) -> Draft:
         return "[" + ", ".join(str(order.get(i, i)) for i in ids) + "]"
 
     citations = sorted((replace(c, id=order[c.id]) for c in draft.citations if c.id in order), key=lambda c: c.id)
-    return replace(draft, text=_MARKER.sub(swap, draft.text), citations=tuple(citations))
+    return replace(draft, text=MARKER.sub(swap, draft.text), citations=tuple(citations))

@@ -8,7 +8,7 @@ closest matches first. Measured (README "Retrieval"): over `hybrid`'s top 20 it 
 HotpotQA, SQuAD and the EU-law dev set. It is the last step of mode ``docgraph`` and, with
 ``[retrieval] rescore``, of ``hybrid`` (and so of ``dual``).
 
-A candidate that the ``sections`` signal ranks among its first :data:`SECTION_FAVOURED` (a
+A candidate that the ``sections`` signal ranks among its first :data:`spr.retrieval.sections.FAVOURED` (a
 section of the kind the question asks for: "Entry into force", "Penalties", …;
 :mod:`spr.retrieval.sections`) gains ``section_bonus``: such a section often shares few words and
 little meaning with the question, and by cosine alone it would lose its place to the act's
@@ -25,9 +25,9 @@ from core.errors import StoreError
 from spr.lexical import lexical_scores
 from spr.records import Evidence, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
+from spr.retrieval.sections import favoured_section
 
 Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs) -> cosine per chunk
-SECTION_FAVOURED = 3  # the sections signal's first chunks that gain the bonus (the kind's sections of the acts nearest the question)
 
 
 def offline_scores(question: str, texts: Sequence[str], cosines: Sequence[float | None], dense_weight: float) -> list[float]:
@@ -64,16 +64,6 @@ def rescore(
     return scores, note
 
 
-def section_favoured(ranks: Sequence[tuple[str, int]]) -> bool:
-    """Whether a candidate's first-stage ranks put it among the ``sections`` signal's first
-    :data:`SECTION_FAVOURED`.
-
-    >>> section_favoured((("dense", 9), ("sections", 2))), section_favoured((("sections", 4),))
-    (True, False)
-    """
-    return any(name == "sections" and rank <= SECTION_FAVOURED for name, rank in ranks)
-
-
 class OfflineReranker(Retriever):
     """``inner``'s first ``top_n`` (at least ``k``) candidates, reordered by :func:`rescore`; each
     keeps its first-stage ranks and gains ``("rescore", r)``. The name stays the inner one's."""
@@ -96,7 +86,7 @@ class OfflineReranker(Retriever):
         started = time.perf_counter()
         candidates = [e for e in first.evidence if e.chunk is not None]
         iris = [e.chunk.iri for e in candidates]  # type: ignore[union-attr]
-        favoured = {iri for iri, e in zip(iris, candidates, strict=True) if section_favoured(e.ranks)}
+        favoured = {iri for iri, e in zip(iris, candidates, strict=True) if favoured_section(e.ranks)}
         scores, note = rescore(question, iris, [e.text for e in candidates], self.cosines, self.dense_weight, favoured, self.section_bonus)
         order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:k]
         evidence = tuple(

@@ -129,6 +129,16 @@ def _openings(store: RDFStore, units: Sequence[Unit]) -> dict[str, str]:
 
 _ARTICLE_SUFFIX = re.compile(r"\s*(?:\b(?:art(?:icle|ikel)?\.?)|§+)\s*\d+\s*\w?\s*$", re.IGNORECASE)
 ANCHORS = 5  # the first stage's top chunks whose acts a section must belong to
+FAVOURED = 3  # the signal's first chunks the rescoring favours (spr.retrieval.rescore) and extractive answers quote first
+
+
+def favoured_section(ranks: Sequence[tuple[str, int]]) -> bool:
+    """Whether an evidence item's fusion ranks put it among this signal's first :data:`FAVOURED`.
+
+    >>> favoured_section((("dense", 9), ("sections", 2))), favoured_section((("sections", 4),))
+    (True, False)
+    """
+    return any(name == SectionSignal.name and rank <= FAVOURED for name, rank in ranks)
 
 
 def act_of(title: str) -> str:
