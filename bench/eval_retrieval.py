@@ -41,7 +41,7 @@ from spr.qa import KnowledgeBase  # noqa: E402
 from spr.retrieval.fusion import Ranked, is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import hybrid as hybrid_mode  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
-from spr.retrieval.rescore import rescore  # noqa: E402
+from spr.retrieval.rescore import follow_references, rescore  # noqa: E402
 from spr.retrieval.sections import FAVOURED  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
@@ -85,6 +85,7 @@ class ChunkTexts:
     """What scoring a ranking needs from the KB: each chunk's document id and its texts."""
 
     doc_id: dict[str, str]  # chunk IRI -> its document's id
+    document: dict[str, str]  # chunk IRI -> its document's IRI
     raw: dict[str, str]  # chunk IRI -> the stored text (where gold quotes are looked for)
     unit: dict[str, str]  # chunk IRI -> the retrieval unit's text (a fallback)
 
@@ -92,7 +93,10 @@ class ChunkTexts:
     def read(cls, store, doc_of: dict[str, str]) -> ChunkTexts:
         units = {u.iri: u for u in read_units(store)}
         raw = {r["c"].value: r["t"].value for r in store.select(f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows}
-        return cls({iri: doc_of.get(u.document, "") for iri, u in units.items()}, raw, {iri: u.text for iri, u in units.items()})
+        return cls(
+            {iri: doc_of.get(u.document, "") for iri, u in units.items()}, {iri: u.document for iri, u in units.items()}, raw,
+            {iri: u.text for iri, u in units.items()},
+        )
 
 
 def gold_scores(set_name: str, q, ranked: list[str], texts: ChunkTexts, ks=KS) -> dict[str, float]:
@@ -127,6 +131,7 @@ def main() -> int:
     ap.add_argument("--variant", action="append", default=[], metavar="bm25=1,dense=1,graph=0.5",
                     help="an extra weighting to score (repeatable)")
     ap.add_argument("--section-bonus", type=float, default=None, help="[retrieval] rescore_section_bonus (default: the config's)")
+    ap.add_argument("--link-bonus", type=float, default=None, help="[retrieval] rescore_link_bonus (default: the config's)")
     args = ap.parse_args()
 
     data_dir = args.data_dir or default_data_dir()
@@ -152,6 +157,7 @@ def main() -> int:
         c = kb.config.retrieval
         weights = c.weights
         bonus = c.rescore_section_bonus if args.section_bonus is None else args.section_bonus
+        link_bonus = c.rescore_link_bonus if args.link_bonus is None else args.link_bonus
         rankings = []
         for q in questions:
             ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not is_second_stage(s)}
@@ -195,6 +201,7 @@ def main() -> int:
         # by the best window cosine (``dense``) or by the best of window and sentence cosines.
         dense = next(s for s in sigs if s.name == "dense")
         sent = next(s for s in sigs if s.name == "sentences")
+        named_by = next(s for s in sigs if s.name == "graph").graph.documents_named  # type: ignore[attr-defined]
 
         def window_or_sentence(question: str, chunks: list[str]) -> dict[str, float]:
             a, b = dense.similarities(question, chunks), sent.similarities(question, chunks)
@@ -205,19 +212,25 @@ def main() -> int:
                  "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences", "hybrid + sections 1", "hybrid - sections")
         for base in (b for b in (*bases, *args.variant) if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted
             for suffix, cosines in cosine_kinds.items():
-                rescored, blended = [], []
+                rescored, blended, unlinked = [], [], []
                 for q, fused, ranks in zip(questions, fused_lists[base], rankings, strict=True):
                     top = fused[: c.rescore_top_n]
+                    top_texts = [raw.get(ch, "") for ch in top]
                     # as OfflineReranker does: the sections signal's first chunks gain the bonus when it is weighted
                     favoured = {r.chunk for r in ranks.get("sections", [])[:FAVOURED]} if variants[base].get("sections", 0) > 0 else set()
-                    scores_r, _ = rescore(q.question, top, [raw.get(ch, "") for ch in top], cosines, c.rescore_dense_weight, favoured, bonus)
-                    order = [top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))]
+                    scores_r, _ = rescore(q.question, top, top_texts, cosines, c.rescore_dense_weight, favoured, bonus)
+                    unlinked.append([top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))] + fused[c.rescore_top_n :])
+                    # ... and the next hops from the best candidate gain the link bonus
+                    _, linked, _ = follow_references([texts.document.get(ch, "") for ch in top], top_texts, scores_r, named_by, link_bonus)
+                    order = [top[i] for i in linked]
                     rescored.append(order + fused[c.rescore_top_n :])
                     # a variant: the rescored order fused with the first-stage order (RRF, equal weights)
                     both = {"first": [Ranked(ch, 0.0) for ch in top], "rescore": [Ranked(ch, 0.0) for ch in order]}
                     blended.append([f.chunk for f in reciprocal_rank_fusion(both, {"first": 1.0, "rescore": 1.0}, c.rrf_k)] + fused[c.rescore_top_n :])
                 name = "vector" if base == "dense" else base
                 score(f"{name} + rescore{suffix}", rescored)
+                if not suffix and base == "hybrid":
+                    score(f"{name} + rescore, no links", unlinked)
                 if not suffix and base in ("hybrid", "dense"):
                     score(f"{name} + rescore, RRF", blended)
 

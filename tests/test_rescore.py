@@ -10,7 +10,8 @@ from support.kbs import corpus_kb
 
 from core.config import load_config
 from spr.qa import KnowledgeBase
-from spr.retrieval.rescore import OfflineReranker, offline_scores
+from spr.retrieval.graph import words
+from spr.retrieval.rescore import LINK, OfflineReranker, follow_references, offline_scores
 from store.layout import KBLayout
 
 PENALTY = "What fine must an operator pay who fails to register an installation?"
@@ -60,3 +61,49 @@ def test_without_chunk_vectors_it_falls_back_to_word_overlap(kb_dir, tmp_path):
 def test_top_n_must_be_positive(kb_dir):
     with KnowledgeBase.open(kb_dir) as kb, pytest.raises(ValueError):
         OfflineReranker(kb.retriever("vector"), None, top_n=0)
+
+
+def test_next_hops_are_the_best_chunk_of_each_document_the_first_names():
+    named = {"head text": ["doc:a", "doc:b", "doc:c"]}.get
+    documents = ["doc:a", "doc:b", "doc:b", "doc:c", "doc:d"]
+    texts = ["head text", "b1", "b2", "c1", "d1"]
+    scores = [0.9, 0.3, 0.5, 0.85, 0.6]
+    new, order, hops = follow_references(documents, texts, scores, lambda t: named(t, []), 0.2)
+    assert hops == {2, 3}  # doc:b's better chunk and doc:c's; not the first's own document, not doc:b twice
+    assert new == pytest.approx([0.9, 0.3, 0.7, 0.9, 0.6])  # doc:c's hop is capped at the first's score
+    assert order == [0, 3, 2, 4, 1]  # the first stays first
+    plain = ([0.9, 0.3, 0.5, 0.85, 0.6], [0, 3, 4, 2, 1], set())
+    assert follow_references(documents, texts, scores, None, 0.2) == plain
+    assert follow_references(documents, texts, scores, lambda t: named(t, []), 0.0) == plain
+
+
+# On the example corpus a Westmark notice names the National Solar Plan, a plan names the
+# Renewable Energy Act, ...: cross-references by title.
+LINKED = (
+    "Which law sets the feed-in tariff for distributed photovoltaics in Westmark?",
+    "What does the National Solar Plan require from grid operators?",
+    "Who runs the National Energy Monitoring Center?",
+    PENALTY,
+)
+
+
+def test_hybrid_lifts_the_documents_its_first_passage_names(kb_dir):
+    with KnowledgeBase.open(_rescoring(kb_dir, rescore_link_bonus=0.0)) as kb:
+        before = {q: kb.retriever("hybrid").search(q, 10).evidence for q in LINKED}
+    with KnowledgeBase.open(_rescoring(kb_dir)) as kb:
+        after = {q: kb.retriever("hybrid").search(q, 10).evidence for q in LINKED}
+    assert not any(name == LINK for evidence in before.values() for e in evidence for name, _ in e.ranks)
+    lifted = 0
+    for q, evidence in after.items():
+        first = evidence[0]
+        for position, e in enumerate(evidence):
+            if (LINK, 1) not in e.ranks:
+                continue
+            lifted += 1
+            assert e.chunk.document != first.chunk.document
+            title = words(e.chunk.title)
+            text = words(first.text)
+            assert any(text[i : i + len(title)] == title for i in range(len(text)))  # the first passage names it
+            earlier = [x.chunk.iri for x in before[q]]
+            assert e.chunk.iri not in earlier or position <= earlier.index(e.chunk.iri)  # never lower than before
+    assert lifted >= 2

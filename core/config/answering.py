@@ -152,6 +152,11 @@ class RetrievalConfig(Section):
         description="rescore: added to the score of a candidate among the sections signal's first three (a section of the kind "
         "the question asks for; spr/retrieval/rescore.py).",
     )
+    rescore_link_bonus: float = Field(
+        0.1, ge=0.0, le=1.0,
+        description="rescore: added to the score of the best candidate of each document the best candidate names by its title "
+        "(a cross-reference: the next hop of a multi-hop question; spr/retrieval/rescore.py). 0 = off.",
+    )
 
     @property
     def weights(self) -> dict[str, float]:

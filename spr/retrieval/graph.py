@@ -65,6 +65,7 @@ class EntityGraph:
         self.names = names
         self.labels = list(names)
         self.chunk_ids = {c for _, c in mentions} | {c for c, _, _, _ in documents}
+        self.documents = {d for _, d, _, _ in documents}
         # first word of a surface form -> (surface words, entity or document)
         self.surfaces: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         for r in store.select(_SURFACES).rows:
@@ -98,6 +99,10 @@ class EntityGraph:
                 if tokens[i : i + len(surface)] == surface:
                     found.add(node)
         return found
+
+    def documents_named(self, text: str) -> set[str]:
+        """The documents ``text`` names by their title: its cross-references (the edges above)."""
+        return {node for node in self._named(words(text)) if node in self.documents}
 
     def seeds(self, question: str) -> dict[str, float]:
         """Entities and documents named in ``question`` → specificity weight (1 / their degree:

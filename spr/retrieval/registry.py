@@ -108,8 +108,14 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         from spr.retrieval.rescore import OfflineReranker
 
         dense = next(s for s in sigs if s.name == "dense")  # the fusion's own: its chunk index is loaded once
+        graph = next(s for s in sigs if s.name == "graph")  # its graph holds the cross-references, read once
+
+        def named_by(text: str) -> set[str]:
+            return graph.graph.documents_named(text)  # type: ignore[attr-defined]
+
         fused = OfflineReranker(  # type: ignore[attr-defined]
-            fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus
+            fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
+            named_by=named_by, link_bonus=c.rescore_link_bonus,
         )
     if not c.rerank:
         return fused
