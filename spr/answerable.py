@@ -26,9 +26,11 @@ from typing import Literal
 from core.keywords import question_language
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
+from spr.lexical import content_words
 from spr.verify import numbers, unmatched_numbers
 
 ValueKind = Literal["duration", "money", "percent", "time", "number"]
+QUANTITIES: frozenset[ValueKind] = frozenset({"money", "percent", "number"})  # amounts of something
 
 # --- what the question asks for -------------------------------------------------------------------
 _TIME_UNIT = r"(?:hours?|days?|weeks?|months?|years?|minutes?|decades?|time)"
@@ -300,6 +302,41 @@ def about(names: Sequence[str], question: str, texts: Iterable[str], stated: Seq
     return 2 * sum(name in missing for name in names) <= len(names)
 
 
+# --- what the question asks about ----------------------------------------------------------------
+# The words of asking for a value ("what share", "how much", "does the plan aim for", "by 2030")
+# say what kind of answer is wanted, not what it is about.
+_ASKING = frozenset(
+    "what which how much many when where who whose whom why year years date dates day days month months time "
+    "share percentage percent per cent proportion portion fraction rate level amount number figure value values total "
+    "maximum minimum least most highest lowest target targets aim aims aimed goal goals objective objectives plan plans "
+    "planned planning set sets expect expects expected intend intends intended foresee foresees envisage envisages "
+    "envisaged according updated submitted national country countries state states member union european eu "
+    "new current long soon often quickly fast high large big must may can could should shall will does do did is are "
+    "was were be been have has had reach reached achieve achieved by until since from in for of on to the a an and or "
+    "its it their they this that these those under within after before during into than up down about over".split()
+)
+
+
+def focus_words(question: str) -> set[str]:
+    """The content words a question asks *about*, stemmed as :func:`spr.lexical.content_words`
+    stems them: not the words of asking for a value, not the names and numbers it states
+    (:func:`premise_names`, checked as premises).
+
+    >>> sorted(focus_words("What carbon tax rate per tonne of CO2 does Ireland's plan set for 2030?"))
+    ['carbon', 'tax', 'ton']
+    >>> focus_words("How much will it be in 2030?")
+    set()
+    """
+    names = set(premise_names(question))
+    words = [w for w in re.findall(r"[a-z0-9]+", question.lower().replace("’", "'")) if w not in _ASKING and w not in names]
+    return {stem for w in words if not w.isdigit() and len(w) > 2 for stem in content_words(w)}
+
+
+def mentions(focus: set[str], texts: Iterable[str]) -> bool:
+    """Whether any of ``texts`` holds one of the ``focus`` words (stemmed alike)."""
+    return any(focus & set(content_words(t)) for t in texts)
+
+
 # --- the check ------------------------------------------------------------------------------------
 def check_applies(question: str) -> bool:
     """Whether the check can read ``question``: English, or German through :func:`spr.gloss.gloss`
@@ -326,6 +363,7 @@ class Passage:
 
     texts: tuple[str, ...]
     sentences: tuple[str, ...]
+    heads: tuple[str, ...] = ()  # its document title and heading path: what its sentences are under
 
 
 def check_context(question: str, context: FusedContext, sentences: Sequence[tuple[int, str]]) -> Verdict:
@@ -343,12 +381,14 @@ def passages(context: FusedContext, sentences: Mapping[int, Sequence[str]]) -> d
     """The context's pieces by citation id, each with the given candidate sentences (citation id
     → sentences)."""
     texts: dict[int, list[str]] = {}
+    heads: dict[int, tuple[str, ...]] = {}
     for piece in context.pieces:
         texts.setdefault(piece.cid, []).append(piece.text)
     for cid, chunk in context.sources.items():
         if chunk is not None:
             texts.setdefault(cid, []).extend([chunk.text, chunk.title, chunk.heading_path])
-    return {cid: Passage(tuple(t), tuple(sentences.get(cid, ()))) for cid, t in texts.items()}
+            heads[cid] = (chunk.title, chunk.heading_path)
+    return {cid: Passage(tuple(t), tuple(sentences.get(cid, ())), heads.get(cid, ())) for cid, t in texts.items()}
 
 
 @dataclass(frozen=True)
@@ -394,6 +434,16 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     )
     if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")
+    focus = focus_words(question) if stated is None and asked in QUANTITIES else set()  # English questions
+    if focus:
+        # A quantity answers only next to what it is a quantity of: "How many heat pumps does
+        # Denmark's plan aim for?" is not answered by its renewables share. (Dates and durations
+        # belong to events, said in verbs whose forms words cannot follow: "invade" / "invasion".)
+        # It decides whether to answer, not which sentence comes first: "RES" is the renewables
+        # of "What renewables share …" to a reader, not to word matching.
+        heads = {s: p.heads for p in found for s in p.sentences}
+        if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
+            return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
     if asks_minimum(question) and all(only_upper_bounds(read(s)) for s in answers):
         return Verdict(False, asked, (), f"the question asks for a minimum; every sentence stating a {asked} sets a maximum")
     return Verdict(True, asked, answers=answers)

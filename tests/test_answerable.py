@@ -99,6 +99,27 @@ def test_a_value_counts_only_in_a_passage_about_the_question_subject():
     assert both.answerable and both.answers == ("Lignite plants close by 2028.",)
 
 
+def test_a_quantity_must_stand_next_to_what_it_counts():
+    # dev-necp's "How many heat pumps …" was answered with Denmark's renewables share
+    counts = "Denmark counts the extra 11 percentage points towards its 2030 target."
+    denmark = answerable.Passage((counts,), (counts,), ("Denmark_NECP", "Renewables"))
+    declined = answerable.check("How many heat pumps does Denmark's plan aim to have installed by 2030?", [denmark])
+    assert not declined.answerable and declined.reason == "no sentence stating a number mentions: heat, install, pump"
+    units = "Denmark aims for 500,000 units by 2030."
+    pumps = answerable.Passage((units,), (units,), ("Denmark_NECP", "Heat pumps"))
+    under_heading = answerable.check("How many heat pumps does Denmark's plan aim to have installed by 2030?", [denmark, pumps])
+    assert under_heading.answerable  # the heading says what the figure counts
+    # it decides whether to answer, not the order of the value-stating sentences
+    shares = ("Poland declares to achieve a 21%-23% share of RES by 2030.", "Poland must reach a 15% share of renewable energy by 2020.")
+    poland = answerable.Passage(shares, shares, ("Poland_NECP", "Targets"))
+    verdict = answerable.check("What renewables share does Poland commit to reaching by 2030?", [poland])
+    assert verdict.answerable and verdict.answers[0].startswith("Poland declares")
+    # dates and durations belong to events said in verbs ("invade" / "invasion"): not checked
+    landed = "The Normans landed after their invasion at Bannow Bay in 1169."
+    bay = answerable.Passage((landed,), (landed,))
+    assert answerable.check("In what year did the Normans invade at Bannow Bay?", [bay]).answerable
+
+
 def _context(*passages: tuple[str, str]) -> FusedContext:
     """A context of passages (title, text) as the fusion packs them."""
     pieces, sources = [], {}
