@@ -17,9 +17,9 @@ articles on the question's topic.
 A candidate that the best candidate names — its document's title occurs in the best candidate's
 text (the cross-references of :class:`spr.retrieval.graph.EntityGraph`) — gains ``link_bonus``,
 the best-scored candidate of each named document only: it is the next hop (never ahead of the
-candidate that names it). "Which country was the
-director of *Jalachhayam* born in?" matches the film's passage; the director's passage, which the
-film's names, shares little with the question and lost its place by cosine (HotpotQA, README
+candidate that names it). "Scott Howell is a consultant who has worked with the mayor of what
+city?" matches Scott Howell's passage, which names Rudy Giuliani; Giuliani's passage shares
+little with the question and stood 7th by cosine and word overlap (HotpotQA, README
 "Retrieval").
 """
 
