@@ -17,17 +17,14 @@ from support.kbs import CORPUS, corpus_kb
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage
 from spr.eval.datasets import load_jsonl
-from spr.eval.personas import (
-    PERSONAS,
+from spr.eval.personas import PERSONAS, generate_testset, persona_stats, stats_markdown
+from spr.eval.testset import (
     GeneratedQuestion,
     Quote,
     deduplicate,
-    generate_testset,
     is_duplicate,
     locate_quote,
-    persona_stats,
     read_testset,
-    stats_markdown,
     verify_quotes,
     write_testset,
 )
