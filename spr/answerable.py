@@ -51,6 +51,14 @@ _ASKS: tuple[tuple[ValueKind, re.Pattern[str]], ...] = (
 )
 
 
+# A question that opens with a condition ("When adopting implementing acts …, what requirements …?")
+# asks what its main clause asks.
+_CONDITION = re.compile(
+    r"^(?:when|if|where|once|after|before|while)\b[^,?]*,\s*"
+    r"(?=(?:what|which|who|whom|whose|how|when|is|are|does|do|did|must|may|can|could|should|shall|will)\b)"
+)
+
+
 # A question that asks for a lower bound ("the minimum fine", "at least how many days") is not
 # answered by sentences that only set upper bounds ("fines up to EUR 10 000 000"): there is no
 # minimum to quote. A question that names a maximum too ("the maximum fine must be at least …")
@@ -97,8 +105,10 @@ def asked_value(question: str) -> ValueKind | None:
     'percent'
     >>> asked_value("By which year does Estonia stop burning oil shale?"), asked_value("Who issues it?")
     ('time', None)
+    >>> asked_value("When adopting implementing acts under the AI Act, what requirements must be met?") is None  # a condition
+    True
     """
-    text = " ".join(question.lower().split())
+    text = _CONDITION.sub("", " ".join(question.lower().split()), count=1)
     for kind, pattern in _ASKS:
         if pattern.search(text):
             return kind
@@ -118,7 +128,13 @@ _REFERENCE = re.compile(
     r"parts?|tables?|figures?|tab\.|fig\.|§+)\s*[\dIVXLC]+(?:\.\d+)*[a-z]?\b(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?\b(?:\s*\(\w{1,4}\))*)*"
     r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s"
     r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$"  # section numbers "2.1.2.3"; a page number "… | 37"
-    r"|\bOJ [CL]\s?\d+\s?[A-Z]?,\s*\d{1,2}\.\d{1,2}\.\d{4},\s*p\.\s*\d+",  # "OJ C 233, 16.6.2022, p. 22"
+    r"|\bOJ [CL]\s?\d+\s?[A-Z]?,\s*\d{1,2}\.\d{1,2}\.\d{4},\s*p\.\s*\d+"  # "OJ C 233, 16.6.2022, p. 22"
+    # an act's legislative history and the acts it cites, in its footnotes: "Position of the European
+    # Parliament of 10 November 2022 … and decision of the Council of 28 November 2022", "Regulation
+    # (EU) 2019/881 of the European Parliament and of the Council of 17 April 2019": dates of acts
+    # and procedures, not of a rule
+    r"|\b(?:position|opinion|decision|council|commission)\b[^.;()]{0,80}?\bof \d{1,2} (?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december) \d{4}",
     re.IGNORECASE,
 )
 # A footnote or page number before a sentence of extracted text: "38 In June 2018 …", "15 Source: …".

@@ -30,6 +30,10 @@ from spr.scoring import LexicalScorer
         ("How much offshore wind capacity does Sweden aim for?", "number"),
         ("Who is responsible for AI literacy?", None),
         ("Must the board members take cybersecurity courses?", None),
+        # a question opening with a condition asks what its main clause asks (rag-eurlex)
+        ("When adopting implementing acts under Regulation (EU) 2018/1139, what requirements must be taken into account?", None),
+        ("If a provider breaches Article 5, how much can the fine be?", "money"),
+        ("When does the CRA apply in general, and from when must manufacturers report?", "time"),
     ],
 )
 def test_asked_value(question, kind):
@@ -154,6 +158,11 @@ def test_extractive_answer_abstains_when_the_premise_is_missing_or_no_value_is_s
     ("kind", "sentence"),
     [
         ("time", "BEK ( 1 ) OJ C 233, 16.6.2022, p. 22 ."),  # an Official Journal reference
+        # an act's footnotes: its legislative history and the acts it cites, dated (dev-eu's DORA and CRA
+        # application dates were answered with them)
+        ("time", "( 3 ) Position of the European Parliament of 10 November 2022 (not yet published in the Official "
+                 "Journal) and decision of the Council of 28 November 2022."),
+        ("time", "( 3 ) Regulation (EU) 2019/881 of the European Parliament and of the Council of 17 April 2019 on ENISA."),
         ("time", "and climate plan for the period 2021-2030 | 45"),  # a running header with its page
         ("number", "38 In June 2018 the Parliament agreed on a policy framework."),  # a footnote mark
         ("number", "Luxembourg aims, as set out in Section 2.1.1, for lower demand."),  # a section number
@@ -165,6 +174,11 @@ def test_extractive_answer_abstains_when_the_premise_is_missing_or_no_value_is_s
 def test_extracted_text_furniture_states_no_value(kind, sentence):
     expected = kind == "duration"  # "participation" is not "part" + a roman numeral
     assert answerable.states_value(kind, sentence, "") is expected
+
+
+def test_dated_rules_still_state_their_dates():
+    assert answerable.states_value("time", "It shall apply from 17 January 2025.", "Since when do the rules apply?")
+    assert answerable.states_value("time", "The Commission shall adopt a decision by 31 December 2025.", "")
 
 
 def test_a_count_needs_a_noun_or_unit_after_the_number():
