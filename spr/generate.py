@@ -56,16 +56,18 @@ class Candidate:
 
 
 def candidates(context: FusedContext) -> list[Candidate]:
-    """Every fact, and every sentence of every passage except Markdown heading lines."""
+    """Every fact, and every sentence of every passage except Markdown heading lines and the
+    document's title repeated as its first line ("Scott Howell (political consultant)")."""
     out: list[Candidate] = []
     for piece in context.pieces:
         source = context.sources.get(piece.cid)
         if piece.kind == "triple":
             out.append(Candidate(piece.cid, piece.text, source, None, True))
             continue
+        title = " ".join(source.title.split()).casefold() if source is not None else ""
         for span in sentences(source.text if source is not None else piece.text):
-            if _is_heading(span.text):
-                continue  # headings and fragments state nothing
+            if _is_heading(span.text) or (title and " ".join(span.text.split()).casefold().rstrip(".") == title):
+                continue  # headings, titles and fragments state nothing
             out.append(Candidate(piece.cid, span.text, source, span, False))
     return out
 

@@ -55,6 +55,16 @@ def test_extractive_answer_quotes_the_best_sentence_with_document_offsets():
     assert "Article 5" not in draft.text  # headings are not statements
 
 
+def test_extractive_answer_does_not_quote_the_title_line():
+    # a passage that opens with its document's title (HotpotQA, Wikipedia): the title answers nothing
+    text = "Scott Howell (political consultant)\n\nHerbert Weston Scott Howell III is an American political consultant, whose clients include Rudy Giuliani."
+    howell = ChunkRef(B + "chunk/howell", B + "doc/howell", "Scott Howell (political consultant)", 0, len(text), text)
+    draft = ExtractiveGenerator(LexicalScorer(0.1), max_facts=3, max_sentences=2).generate(
+        "Scott Howell is a consultant who has worked with which mayor?", fuse([passage(howell)], 1000)
+    )
+    assert draft.text.startswith("Herbert Weston Scott Howell III") and "(political consultant). [1]" not in draft.text
+
+
 def test_extractive_answer_puts_relevant_facts_first_and_cites_their_chunk():
     draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2).generate("Who issues the National Solar Plan?", CONTEXT)
     assert draft.text.startswith("National Energy Bureau issues National Solar Plan. [1]")
