@@ -1,0 +1,125 @@
+"""What a sentence states: a value of the kind a question asks for (a date, a duration, an amount
+of money, a share, a count), told apart from the numbers that state nothing — references to
+articles and acts, Official Journal citations, an act's dated footnotes, page numbers, list
+numbering. Pure functions over strings; :mod:`spr.answerable` asks them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from spr.verify import numbers
+
+ValueKind = Literal["duration", "money", "percent", "time", "number"]
+QUANTITIES: frozenset[ValueKind] = frozenset({"money", "percent", "number"})  # amounts of something
+
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|half|third|quarter|dozen|a|an|single|several)"
+)
+_QUANTITY = rf"(?:\d+(?:[ \u00a0\u202f.,]\d+)*|{_NUMBER_WORD}(?:[ -]{_NUMBER_WORD})*)"
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+# References are numbers that state nothing: "Article 33(1)", "Regulation (EU) 2016/679", "point (b)",
+# "Annex III", list numbering "2." at a sentence's start.
+_REFERENCE = re.compile(
+    r"\b(?:articles?|art\.|paragraphs?|points?|subparagraphs?|annex(?:es)?|chapters?|sections?|titles?|recitals?|"
+    r"parts?|tables?|figures?|tab\.|fig\.|§+)\s*[\dIVXLC]+(?:\.\d+)*[a-z]?\b(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?\b(?:\s*\(\w{1,4}\))*)*"
+    r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s"
+    r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$"  # section numbers "2.1.2.3"; a page number "… | 37"
+    r"|\bOJ [CL]\s?\d+\s?[A-Z]?,\s*\d{1,2}\.\d{1,2}\.\d{4},\s*p\.\s*\d+"  # "OJ C 233, 16.6.2022, p. 22"
+    # an act's legislative history and the acts it cites, in its footnotes: "Position of the European
+    # Parliament of 10 November 2022 … and decision of the Council of 28 November 2022", "Regulation
+    # (EU) 2019/881 of the European Parliament and of the Council of 17 April 2019": dates of acts
+    # and procedures, not of a rule
+    rf"|\b(?:position|opinion|decision|council|commission)\b[^.;()]{{0,80}}?\bof \d{{1,2}} {_MONTH} \d{{4}}",
+    re.IGNORECASE,
+)
+# A footnote or page number before a sentence of extracted text: "38 In June 2018 …", "15 Source: …".
+_LEADING_NUMBER = re.compile(r"^\s*\d{1,3}\s+(?=[A-Z(])")
+_YEAR = re.compile(r"\b(?:1[89]|20)\d\d(?:s)?\b")
+_STATES: dict[ValueKind, re.Pattern[str]] = {
+    "duration": re.compile(
+        rf"\b{_QUANTITY}[ -]?(?:calendar |working |business )?(?:hours?|days?|weeks?|months?|years?|minutes?|decades?)\b"
+        r"|\b(?:without undue delay|immediately|annually|yearly|monthly|weekly|daily|hourly|biennially|once a)\b"
+    ),
+    "money": re.compile(
+        rf"(?:€|\$|£)\s?\d|\b\d[\d ,.\u00a0\u202f]*\s?(?:€|eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn|cents?|ct)\b"
+        rf"|\b(?:eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn)\s?{_QUANTITY}\b"
+        r"|\d\s?(?:%|per ?cent\b|percent\b)"
+    ),
+    "percent": re.compile(
+        r"\d\s?(?:%|per ?cent\b|percent\b|percentage points?\b)|\b(?:half|one[ -]third|two[ -]thirds|"
+        r"(?:one|three)[ -]quarters?|a (?:third|quarter|fifth|tenth))\b"
+    ),
+    "time": re.compile(
+        rf"\b(?:1\d|20)\d\d(?:s)?\b|\b\d{{3}}0s\b|\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\b|\b{_MONTH} \d{{1,2}}\b"
+        rf"|\b\d{{1,2}}(?:st|th|nd|rd) century\b"  # also historical years: "1066", "the 1050s"
+        rf"|\b{_QUANTITY}[ -](?:hours?|days?|weeks?|months?|years?)\b"
+    ),
+}
+_DIGITS = re.compile(r"\d")
+_FURNITURE = re.compile(r"\|\s*\d{1,4}\s*$")  # "… plan for the period 2021-2030 | 45"
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+MIN_WORDS = 4  # fewer words than this ("2.2.", "Article 5") is a heading or a fragment
+_ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th)\b")
+_UNIT = r"(?:[kMGTP]?W[hp]?(?:e|el|th)?|[kMG]?toe|[kMG]?t(?:CO2\w*)?|Mt\w*|kt\w*|[PTG]J|bcm|m3|m²|km|ha|EUR|€)"
+_AMOUNT = r"(\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?)\s?(?:(?:million|thousand|billion|mio\.?|bn)\s)?"
+# A count is a number with the noun it counts ("20 stations"): not a number of money ("EUR 300
+# million from …", "300 euros") or one followed by a function word ("2025 and 2029").
+_NOT_COUNTED = r"(?:from|to|in|of|by|and|or|for|per|between|the|a|an|at|on|with|than|is|are|was|were|euros?|eur|cents?)\b"
+_COUNTED = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})[a-z][a-z-]+\b")
+_COUNTED_UNITS = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})(?:[a-z][a-z-]+|{_UNIT})\b")
+# "How many gigawatts …" counts in a unit; "how many plants" is not answered by "2 GW".
+_ASKS_UNIT = re.compile(r"watt|tonnes?\b|\btons?\b|joule|metres?\b|meters?\b|hectares?|litres?|barrels?|cubic|\btoe\b")
+_MEASURED = re.compile(
+    rf"(?<![\w.,]){_AMOUNT}(?:(?:[a-z][a-z-]+|{_UNIT})\b|%|per ?cent\b)"
+    rf"|\b(?:than|at least|at most|up to|exceeding|above|below)\s+{_AMOUNT}"  # "greater than 10^25"
+)
+# Counts in words; not "one" or "third", which legal text uses for other things ("one or more",
+# "third countries"), nor "million", which scales a figure (counted above when it counts).
+_COUNT_WORD = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|dozen)\b"
+)
+
+
+def _plain(text: str) -> str:
+    return _REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", " ".join(text.split())))
+
+
+def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
+    """Whether ``sentence`` states a value of ``kind`` that ``question`` does not already state
+    (a "2030" in "… by 2030?" answers nothing). References (articles, act numbers) never count.
+
+    >>> states_value("duration", "It shall notify without undue delay and within 72 hours.")
+    True
+    >>> states_value("money", "Fines of up to EUR 20 000 000 or 4 % of turnover apply.")
+    True
+    >>> states_value("number", "Article 68 sets out the scientific panel (Regulation (EU) 2019/1020).")
+    False
+    >>> states_value("time", "Member States shall apply the measures from 2030.", "What applies in 2030?")
+    False
+    """
+    if _FURNITURE.search(sentence) or len(_WORDS.findall(sentence)) < MIN_WORDS:
+        return False  # a running header, a page number, a heading: no statement
+    plain = _plain(sentence).lower()
+    if kind == "duration" and re.search(r"\bhow many years\b", question.lower()) and states_value("time", sentence, question):
+        return True  # "by how many years?" is answered by the years of two events as well
+    if kind == "number":
+        # An amount is a number of something: "10 stations", "5 GW", "600 000 charging points"
+        # ("how much" also "70 %"); a bare number in extracted text is mostly a page or a note.
+        cased = _ORDINAL.sub(" ", _plain(sentence))
+        asked = question.lower()
+        counted = (_COUNTED_UNITS if _ASKS_UNIT.search(asked) else _COUNTED) if re.search(r"\bhow many\b", asked) else _MEASURED
+        values = {v for m in counted.finditer(cased) for v in numbers(m.group(1) or m.group(2) or "")} - numbers(question)
+        if {v for v in values if not _YEAR.fullmatch(v)}:  # a year answers "when", not "how many"
+            return True
+        return _COUNT_WORD.search(plain) is not None
+    pattern = _STATES[kind]
+    known_numbers = numbers(question)
+    for match in pattern.finditer(plain):
+        found = match.group(0)
+        if _DIGITS.search(found) and numbers(found) and numbers(found) <= known_numbers:
+            continue  # restates the question's own figure
+        return True
+    return False
