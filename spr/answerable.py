@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from core.acts import KnownAct, acts_named, mentions_act
 from core.keywords import question_language
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
@@ -141,18 +142,25 @@ _COUNTRY_OF = {
 
 def premise_names(question: str) -> list[str]:
     """The names ``question`` states: capitalized words that are neither its first word nor a
-    generic word of policy language, and inner-capital words ("ePrivacy"); lower-cased.
+    generic word of policy language, and inner-capital words ("ePrivacy"); lower-cased. An act
+    named by a short name in common use (:func:`core.acts.acts_named`: "the EU Data Act", "the
+    EUDR") is one name, found in evidence that names that act (:func:`core.acts.mentions_act`).
 
     >>> premise_names("How much initial capital must a crypto-asset service provider hold under MiCA?")
     ['mica']
     >>> premise_names("What 2030 target does Norway's plan set under the Regulation?")
     ['norway']
+    >>> premise_names("What fine can the Commission impose under the Digital Markets Act on Acme?")
+    ['acme', 'digital markets act']
     """
     text = question.strip()
+    acts = acts_named(text)
     first = re.match(r"\W*[\w’'-]+", text)
     start = first.end() if first else 0
     out: list[str] = []
     for match in _NAME.finditer(text):
+        if any(named.start <= match.start() < named.end for named in acts):
+            continue
         word = _POSSESSIVE.sub("", match.group(1)).strip("-")
         word = _PLURAL_ACRONYM.sub(r"\1", word).lower()
         if match.start() < start and not re.search(r"[a-z][A-Z]|[A-Z]{2}", match.group(1)):
@@ -160,7 +168,12 @@ def premise_names(question: str) -> list[str]:
         if len(word) < 2 or word in _GENERIC or word in out:
             continue
         out.append(word)
-    return out
+    return out + list(dict.fromkeys(named.name.lower() for named in acts))
+
+
+def _acts_of(question: str) -> dict[str, KnownAct]:
+    """The acts ``question`` names, by the premise name :func:`premise_names` gives each."""
+    return {named.name.lower(): named.act for named in acts_named(question.strip())}
 
 
 def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] | None = None) -> list[str]:
@@ -173,9 +186,13 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
 
     ``names``: the question's names when they are not read from its capitals (a German question).
     """
+    texts = list(texts)
     haystack = " ".join(" ".join(t.split()) for t in texts).lower()
+    acts = _acts_of(question) if names is None else {}
 
     def mentioned(name: str) -> bool:
+        if name in acts:
+            return mentions_act(acts[name], texts)
         # A long name also matches without its last two letters: inflections and typos
         # ("Raouliii" for "Raoulii"), at the price of rare look-alikes.
         forms = [name[:-2] if len(name) >= 6 else name] + ([_COUNTRY_OF[name]] if name in _COUNTRY_OF else [])
@@ -229,6 +246,8 @@ def focus_words(question: str) -> set[str]:
     set()
     """
     names = set(premise_names(question))
+    for named in reversed(acts_named(question)):  # an act's name says what the question is under, not about
+        question = question[: named.start] + " " + question[named.end :]
     words = [w for w in re.findall(r"[a-z0-9]+", question.lower().replace("’", "'")) if w not in _ASKING and w not in names]
     return {stem for w in words if not w.isdigit() and len(w) > 2 for stem in content_words(w)}
 

@@ -67,10 +67,31 @@ def test_states_value(kind, sentence, question, expected):
 
 
 def test_premise_names_skip_grammar_and_generic_words():
-    assert answerable.premise_names("Under the EU Data Act, what is the notice period?") == ["data"]
-    assert answerable.premise_names("Does DORA apply to insurers?") == ["dora"]  # an acronym first is a name
-    assert answerable.premise_names("Does a website need consent under the ePrivacy Directive?") == ["eprivacy"]
+    assert answerable.premise_names("Acme rules apply to insurers?") == []  # a first word is capitalized by grammar
+    assert answerable.premise_names("Does ACME apply to insurers?") == ["acme"]  # an acronym first is a name
+    assert answerable.premise_names("Does a website need consent under the ePrivacy rules?") == ["eprivacy"]
     assert answerable.premise_names("How many heat pumps does Denmark's plan aim for?") == ["denmark"]
+
+
+def test_an_act_named_by_its_short_name_is_one_premise():
+    assert answerable.premise_names("Under the EU Data Act, what is the notice period?") == ["data act"]
+    assert answerable.premise_names("Does DORA apply to insurers?") == ["dora"]
+    assert answerable.premise_names("Does a website need consent under the ePrivacy Directive?") == ["eprivacy directive"]
+    # the act's words are not what the question is about
+    assert answerable.focus_words("How many members does the Data Governance Act's board have?") == {"board", "member"}
+
+
+def test_an_act_is_found_by_any_of_its_names_or_its_identifier():
+    deforestation = ["Regulation (EU) 2023/1115 of the European Parliament … on deforestation", "Article 3 Prohibition"]
+    assert answerable.missing_premises("Which commodities does the EUDR cover?", deforestation) == []
+    assert answerable.missing_premises("Which commodities does the EU Deforestation Regulation cover?", deforestation) == []
+    cra = ["Cyber Resilience Act Article 64", "Non-compliance … administrative fines of up to EUR 15 000 000 … digital markets"]
+    assert answerable.missing_premises("What is the maximum fine under the CRA?", cra) == []
+    # the words of an act the evidence does not hold ("digital", "markets") do not stand in for it
+    assert answerable.missing_premises("What is the maximum fine under the Digital Markets Act?", cra) == ["digital markets act"]
+    cra_passage = answerable.Passage(tuple(cra), ("Non-compliance shall be subject to administrative fines of up to EUR 15 000 000.",))
+    verdict = answerable.check("What is the maximum fine the European Commission can impose under the Digital Markets Act?", [cra_passage])
+    assert not verdict.answerable and verdict.reason == "the evidence never mentions: digital markets act"
 
 
 def test_missing_premises_match_word_starts_and_numbers_in_any_form():
