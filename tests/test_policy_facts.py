@@ -197,3 +197,23 @@ def test_the_lexicons_mention_of_an_act_becomes_that_act(extractor):
     ex = facts(extractor, doc("The Commission shall apply Directive 2000/31/EC to the services."))
     acts = {(m.canonical, m.label) for e in ex for m in e.mentions if m.class_iri == PKB + "Legislation" and m.start < m.end}
     assert acts == {("directive 2000/31", "Directive 2000/31/EC")}
+
+
+def test_an_act_is_labelled_with_its_short_names_in_common_use(extractor, onto, tmp_path: Path):
+    """Regulation (EU) 2023/1115's text never says "EUDR"; the KB labels the act so all the same."""
+    title = "Regulation (EU) 2023/1115 of the European Parliament and of the Council of 31 May 2023 on … deforestation"
+    d = SourceDocument(doc_id="32023R1115", title=title, text="Article 1 This Regulation lays down rules on commodities.",
+                       metadata={"identifier": "32023R1115"}, source="t", format="md", content_hash="h")  # fmt: skip
+    assert own_act(d) == ("regulation 2023/1115", "Regulation (EU) 2023/1115",
+                          ("EU Deforestation Regulation", "Deforestation Regulation", "EUDR", "deforestation-free products regulation"))  # fmt: skip
+    seg = segment(d)
+    graphs = build_document_graphs(d, CATEGORY, seg, [extractor.extract(c, d, CATEGORY) for c in seg.chunks], BASE)
+    validator = ShapeValidator(resource_dir("shapes"), resource_dir("ontologies"), onto)
+    checked, conflicts = validate_document(d.doc_id, graphs, validator)
+    assert conflicts == ()
+    store = OxigraphStore(tmp_path / "store")
+    store.extend(checked.quads)
+    rows = store.select(f"""SELECT ?alt WHERE {{ ?act <{SKOS}prefLabel> ?label ; <{SKOS}altLabel> ?alt
+                            FILTER(STR(?label) = "Regulation (EU) 2023/1115") }}""").rows  # fmt: skip
+    assert {"EUDR", "Deforestation Regulation"} <= {r["alt"].value for r in rows}
+    store.close()
