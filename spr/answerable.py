@@ -1,4 +1,4 @@
-"""Is the answer in the evidence at all? Two checks made before an answer quotes or generates.
+"""Is the answer in the evidence at all? Three checks made before an answer quotes or generates.
 
 Sentence scores cannot tell an answerable question from an unanswerable one (README "Answers":
 AUC ~0.5): a question about a fine the corpus never sets finds sentences about other fines that
@@ -13,6 +13,8 @@ is whether the evidence holds what the question presupposes and what it asks for
   of unit, not one the question itself states, not an article or act number
   (:func:`spr.values.states_value`); a question asking for a minimum is not answered by sentences
   that only set maxima ("fines up to …").
+- **contrast**: the sentences that nearly copy the question do not say its opposite ("most"
+  where it asks about "least"; :func:`spr.contrast.contradicted`).
 
 Pure functions over strings; :func:`check` is what the answer paths call.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from core.acts import KnownAct, acts_named, mentions_act
 from core.keywords import question_language
+from spr.contrast import contradicted
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
 from spr.lexical import content_words
@@ -342,6 +345,8 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     missing = tuple(missing_premises(question, [t for passage in texts for t in passage], stated))
     if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
+    if stated is None and (turned := contradicted(question, [s for p in found for s in p.sentences])):
+        return Verdict(False, asked, (), turned)  # "the least important …" over "the most important …"
     if asked is None:
         return Verdict(True, asked)
     known = [name for name in (premise_names(question) if stated is None else stated) if name not in missing]

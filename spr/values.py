@@ -83,7 +83,13 @@ _COUNT_WORD = re.compile(
 )
 
 
-def _plain(text: str) -> str:
+def without_references(text: str) -> str:
+    """``text`` without the numbers that state nothing: references ("Article 33(1)", "Regulation
+    (EU) 2016/679", "Annex III"), footnote and page numbers.
+
+    >>> without_references("Under Article 58(2) of Regulation (EU) 2016/679, fines reach 4 %.")
+    'Under   of Regulation (EU)  , fines reach 4 %.'
+    """
     return _REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", " ".join(text.split())))
 
 
@@ -102,13 +108,13 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
     """
     if _FURNITURE.search(sentence) or len(_WORDS.findall(sentence)) < MIN_WORDS:
         return False  # a running header, a page number, a heading: no statement
-    plain = _plain(sentence).lower()
+    plain = without_references(sentence).lower()
     if kind == "duration" and re.search(r"\bhow many years\b", question.lower()) and states_value("time", sentence, question):
         return True  # "by how many years?" is answered by the years of two events as well
     if kind == "number":
         # An amount is a number of something: "10 stations", "5 GW", "600 000 charging points"
         # ("how much" also "70 %"); a bare number in extracted text is mostly a page or a note.
-        cased = _ORDINAL.sub(" ", _plain(sentence))
+        cased = _ORDINAL.sub(" ", without_references(sentence))
         asked = question.lower()
         counted = (_COUNTED_UNITS if _ASKS_UNIT.search(asked) else _COUNTED) if re.search(r"\bhow many\b", asked) else _MEASURED
         values = {v for m in counted.finditer(cased) for v in numbers(m.group(1) or m.group(2) or "")} - numbers(question)

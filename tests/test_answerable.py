@@ -175,6 +175,49 @@ def test_extractive_answer_abstains_when_the_premise_is_missing_or_no_value_is_s
     assert not unchecked.generate("Must manufacturers report exploited vulnerabilities under MiCA?", context).abstained
 
 
+def test_a_question_that_turns_its_closest_sentence_round_is_declined():
+    """SQuAD 2.0's unanswerable questions copy a sentence with one word turned: an antonym, a
+    negation, another number. The check declines them and says which word."""
+    context = _context(("Complexity", "The question of whether P equals NP is one of the most important open questions in "
+                        "theoretical computer science. A computational problem can be viewed as an infinite collection of "
+                        "instances together with a solution for every instance."))  # fmt: skip
+    generator = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=1, check=True)
+    least = generator.generate("What is one of the least important open questions in theoretical computer science?", context)
+    assert is_abstention(least.text) and least.abstain_reason == "the sentence says 'most', not 'least'"
+    limited = generator.generate("What can be viewed as a limited collection of instances together with a solution?", context)
+    assert limited.abstain_reason == "the sentence says 'infinite', not 'limited'"
+    negated = generator.generate("What is not one of the most important open questions in theoretical computer science?", context)
+    assert negated.abstain_reason == "the question says 'not', the sentence does not"
+    # the question as the sentence says it is answered
+    most = generator.generate("What is one of the most important open questions in theoretical computer science?", context)
+    assert not most.abstained and "P equals NP" in most.text
+    # one aligned sentence without a contrast answers, whatever the others say
+    both = _context(("Plans", "Coal use will increase in the north until 2025. Coal use will decrease in the north after 2025."))
+    assert not generator.generate("When will coal use decrease in the north?", both).abstained
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "contrast"),
+    [
+        ("What problem is deciding whether the input has a factor more than k?", "It is deciding whether the input has a factor less than k.", "less"),
+        ("What makes the bounds dependent of the specific model?", "This makes the bounds independent of the specific model.", "independent"),
+        ("What is uncommonly consumed by alternate models?", "Time is commonly consumed by alternate models.", "commonly"),
+        ("What solves the problem of multiplying three numbers?", "This solves the problem of multiplying two numbers.", "2"),
+        ("Who invaded Scotland in the 10th century?", "William invaded Scotland in the 11th century.", "11"),
+        # not contrasts: a negation said otherwise, reference numbers, a word that only looks negated
+        ("Which products are not covered by the act?", "The act shall not apply to products for defence.", None),
+        ("Which entities are not covered by the act?", "Entities other than banks are excluded from the act.", None),
+        ("What powers does Article 58 give the authority?", "The powers of Article 16 are given to the authority.", None),
+        ("What information must the provider give the authority?", "The provider must give the authority formation data.", None),
+    ],
+)
+def test_contrasts(question, sentence, contrast):
+    from spr.contrast import contrast as find
+
+    found = find(question, sentence)
+    assert (found is None) if contrast is None else (found is not None and f"'{contrast}'" in found)
+
+
 @pytest.mark.parametrize(
     ("kind", "sentence"),
     [
