@@ -88,6 +88,7 @@ class ChunkTexts:
     document: dict[str, str]  # chunk IRI -> its document's IRI
     raw: dict[str, str]  # chunk IRI -> the stored text (where gold quotes are looked for)
     unit: dict[str, str]  # chunk IRI -> the retrieval unit's text (a fallback)
+    heads: dict[str, str]  # chunk IRI -> its heading path, the document title first (what the rescoring reads above the text)
 
     @classmethod
     def read(cls, store, doc_of: dict[str, str]) -> ChunkTexts:
@@ -95,7 +96,7 @@ class ChunkTexts:
         raw = {r["c"].value: r["t"].value for r in store.select(f"SELECT ?c ?t WHERE {{ ?c <{PKB}text> ?t }}").rows}
         return cls(
             {iri: doc_of.get(u.document, "") for iri, u in units.items()}, {iri: u.document for iri, u in units.items()}, raw,
-            {iri: u.text for iri, u in units.items()},
+            {iri: u.text for iri, u in units.items()}, {iri: " › ".join(u.path) for iri, u in units.items()},
         )
 
 
@@ -212,13 +213,17 @@ def main() -> int:
                  "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences", "hybrid + sections 1", "hybrid - sections")
         for base in (b for b in (*bases, *args.variant) if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted
             for suffix, cosines in cosine_kinds.items():
-                rescored, blended, unlinked = [], [], []
+                rescored, blended, unlinked, body = [], [], [], []
                 for q, fused, ranks in zip(questions, fused_lists[base], rankings, strict=True):
                     top = fused[: c.rescore_top_n]
                     top_texts = [raw.get(ch, "") for ch in top]
                     # as OfflineReranker does: the sections signal's first chunks gain the bonus when it is weighted
                     favoured = {r.chunk for r in ranks.get("sections", [])[:FAVOURED]} if variants[base].get("sections", 0) > 0 else set()
-                    scores_r, _ = rescore(q.question, top, top_texts, cosines, c.rescore_dense_weight, favoured, bonus)
+                    top_read = [f"{texts.heads.get(ch, '')}\n{raw.get(ch, '')}" for ch in top]  # as OfflineReranker reads them
+                    scores_r, _ = rescore(q.question, top, top_read, cosines, c.rescore_dense_weight, favoured, bonus)
+                    scores_b, _ = rescore(q.question, top, top_texts, cosines, c.rescore_dense_weight, favoured, bonus)
+                    _, linked_b, _ = follow_references([texts.document.get(ch, "") for ch in top], top_texts, scores_b, named_by, link_bonus)
+                    body.append([top[i] for i in linked_b] + fused[c.rescore_top_n :])
                     unlinked.append([top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))] + fused[c.rescore_top_n :])
                     # ... and the next hops from the best candidate gain the link bonus
                     _, linked, _ = follow_references([texts.document.get(ch, "") for ch in top], top_texts, scores_r, named_by, link_bonus)
@@ -231,6 +236,7 @@ def main() -> int:
                 score(f"{name} + rescore{suffix}", rescored)
                 if not suffix and base == "hybrid":
                     score(f"{name} + rescore, no links", unlinked)
+                    score(f"{name} + rescore, body words only", body)
                 if not suffix and base in ("hybrid", "dense"):
                     score(f"{name} + rescore, RRF", blended)
 

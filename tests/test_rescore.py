@@ -10,6 +10,8 @@ from support.kbs import corpus_kb
 
 from core.config import load_config
 from spr.qa import KnowledgeBase
+from spr.records import ChunkRef, Evidence
+from spr.retrieval.base import Retriever
 from spr.retrieval.graph import words
 from spr.retrieval.rescore import LINK, OfflineReranker, follow_references, offline_scores
 from store.layout import KBLayout
@@ -107,3 +109,27 @@ def test_hybrid_lifts_the_documents_its_first_passage_names(kb_dir):
             earlier = [x.chunk.iri for x in before[q]]
             assert e.chunk.iri not in earlier or position <= earlier.index(e.chunk.iri)  # never lower than before
     assert lifted >= 2
+
+
+class _Ranked(Retriever):
+    """A first stage that returns given evidence in the given order (the reranker is under test)."""
+
+    name = "hybrid"
+
+    def __init__(self, evidence):
+        self.evidence = evidence
+
+    def retrieve(self, question, k):
+        return list(self.evidence[:k])
+
+
+def test_the_rescoring_reads_the_heading_path_over_the_text():
+    """A plan's table says its country only in its title: the words of the question are there all the same."""
+    text = "Table 2.3. Share of renewables in gross final energy consumption in 2030: 42 %."
+    chunks = [ChunkRef(f"urn:c{i}", f"urn:d{i}", title, 0, len(text), text, heading_path=title)
+              for i, title in enumerate(["Germany_National Objectives and Targets", "Spain_National Objectives and Targets"])]  # fmt: skip
+    first = [Evidence(kind="chunk", text=text, score=1.0, source="hybrid", chunk=c) for c in chunks]
+    reranker = OfflineReranker(_Ranked(first), None, top_n=2)
+    ranked = reranker.search("What share of Spain's final energy will renewables cover in 2030?", 2).evidence
+    assert [e.chunk.title for e in ranked][0].startswith("Spain")
+    assert ranked[0].score > ranked[1].score

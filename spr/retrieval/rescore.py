@@ -31,13 +31,24 @@ from dataclasses import replace
 
 from core.errors import StoreError
 from spr.lexical import lexical_scores
-from spr.records import Evidence, Retrieval
+from spr.records import ChunkRef, Evidence, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.sections import favoured_section
 
 Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs) -> cosine per chunk
 NamedBy = Callable[[str], Collection[str]]  # a chunk's text -> the documents it names by their title
 LINK = "named by"  # Evidence.ranks entry of a next hop: ("named by", 1), named by the first candidate
+
+
+def under_heads(chunk: ChunkRef, text: str) -> str:
+    """A candidate's words as a reader sees them: its heading path (the document title first) over
+    ``text``. A plan's table of 2030 figures says "Spain" only in its title ("Spain_National
+    Objectives and Targets_Decarbonisation"); its words are the question's all the same.
+
+    >>> under_heads(ChunkRef("c", "d", "Spain_Targets", 0, 9, "Table 2.3"), "Table 2.3").splitlines()
+    ['Spain_Targets', 'Table 2.3']
+    """
+    return f"{chunk.heading_path or chunk.title}\n{text}"
 
 
 def offline_scores(question: str, texts: Sequence[str], cosines: Sequence[float | None], dense_weight: float) -> list[float]:
@@ -133,7 +144,8 @@ class OfflineReranker(Retriever):
         iris = [e.chunk.iri for e in candidates]  # type: ignore[union-attr]
         favoured = {iri for iri, e in zip(iris, candidates, strict=True) if favoured_section(e.ranks)}
         texts = [e.text for e in candidates]
-        scores, note = rescore(question, iris, texts, self.cosines, self.dense_weight, favoured, self.section_bonus)
+        read = [under_heads(e.chunk, e.text) for e in candidates]  # type: ignore[arg-type]
+        scores, note = rescore(question, iris, read, self.cosines, self.dense_weight, favoured, self.section_bonus)
         documents = [e.chunk.document for e in candidates]  # type: ignore[union-attr]
         scores, ranked, hops = follow_references(documents, texts, scores, self.named_by, self.link_bonus)
         evidence = tuple(
