@@ -161,11 +161,8 @@ def test_the_title_and_metadata_state_the_acts_own_links_once(extractor):
 # --- through the writer, the shapes and a store -----------------------------------------------------
 
 
-def test_facts_pass_the_shapes_and_answer_sparql(extractor, onto, tmp_path: Path):
-    text = ("Definitions (1) ‘data holder’ means a legal person that has the right to make data available; "
-            "Directive (EU) 2019/77 is repealed. The Commission shall, within three months, publish guidelines. "
-            "Infringements shall be subject to fines of up to EUR 500 000.")  # fmt: skip
-    d = doc(text)
+def _stored(extractor, onto, d: SourceDocument, tmp_path: Path) -> OxigraphStore:
+    """``d``'s facts written as the pipeline writes them, validated by the shapes (no conflict), in a store."""
     seg = segment(d)
     graphs = build_document_graphs(d, CATEGORY, seg, [extractor.extract(c, d, CATEGORY) for c in seg.chunks], BASE)
     validator = ShapeValidator(resource_dir("shapes"), resource_dir("ontologies"), onto)
@@ -173,6 +170,14 @@ def test_facts_pass_the_shapes_and_answer_sparql(extractor, onto, tmp_path: Path
     assert conflicts == ()
     store = OxigraphStore(tmp_path / "store")
     store.extend(checked.quads)
+    return store
+
+
+def test_facts_pass_the_shapes_and_answer_sparql(extractor, onto, tmp_path: Path):
+    text = ("Definitions (1) ‘data holder’ means a legal person that has the right to make data available; "
+            "Directive (EU) 2019/77 is repealed. The Commission shall, within three months, publish guidelines. "
+            "Infringements shall be subject to fines of up to EUR 500 000.")  # fmt: skip
+    store = _stored(extractor, onto, doc(text), tmp_path)
     rows = store.select(f"""SELECT ?old ?def ?limit WHERE {{
         ?act <{PKB}repeals> ?o . ?o <{SKOS}prefLabel> ?old .
         ?t <{PKB}definition> ?def ; <{SKOS}prefLabel> ?term FILTER(STRSTARTS(STR(?term), "data holder"))
@@ -206,13 +211,7 @@ def test_an_act_is_labelled_with_its_short_names_in_common_use(extractor, onto, 
                        metadata={"identifier": "32023R1115"}, source="t", format="md", content_hash="h")  # fmt: skip
     assert own_act(d) == ("regulation 2023/1115", "Regulation (EU) 2023/1115",
                           ("EU Deforestation Regulation", "Deforestation Regulation", "EUDR", "deforestation-free products regulation"))  # fmt: skip
-    seg = segment(d)
-    graphs = build_document_graphs(d, CATEGORY, seg, [extractor.extract(c, d, CATEGORY) for c in seg.chunks], BASE)
-    validator = ShapeValidator(resource_dir("shapes"), resource_dir("ontologies"), onto)
-    checked, conflicts = validate_document(d.doc_id, graphs, validator)
-    assert conflicts == ()
-    store = OxigraphStore(tmp_path / "store")
-    store.extend(checked.quads)
+    store = _stored(extractor, onto, d, tmp_path)
     rows = store.select(f"""SELECT ?alt WHERE {{ ?act <{SKOS}prefLabel> ?label ; <{SKOS}altLabel> ?alt
                             FILTER(STR(?label) = "Regulation (EU) 2023/1115") }}""").rows  # fmt: skip
     assert {"EUDR", "Deforestation Regulation"} <= {r["alt"].value for r in rows}
