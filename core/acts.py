@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["KNOWN_ACTS", "ActRef", "KnownAct", "NamedAct", "act_from_celex", "act_references", "acts_named", "mentions_act"]
+__all__ = ["KNOWN_ACTS", "ActRef", "KnownAct", "NamedAct", "act_from_celex", "act_references", "acts_named", "known_act", "mentions_act"]
 
 
 _TYPE = re.compile(r"\b(?:(?P<org>Council|Commission)\s+)?(?:(?:Implementing|Delegated)\s+)?(?P<type>Framework\s+Decision|"
@@ -220,7 +220,8 @@ class NamedAct:
 
 def _known(celex: str, names: tuple[str, ...]) -> KnownAct:
     identity = act_from_celex(celex)
-    assert identity is not None, celex  # the table holds sector-3 CELEX numbers only
+    if identity is None:  # the table holds sector-3 CELEX numbers only
+        raise ValueError(f"not a CELEX number of a regulation, directive or decision: {celex}")
     return KnownAct(celex, identity[0], identity[1], names)
 
 
