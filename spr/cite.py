@@ -13,6 +13,7 @@ from spr.fuse import FusedContext, sentences
 from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
 from spr.records import Citation, is_abstention
+from spr.values import without_references
 from spr.verify import SupportChecker, claims, coverage, needed_citations
 
 UNSUPPORTED_MARK = "[unsupported]"
@@ -33,31 +34,95 @@ def evidence_texts(context: FusedContext) -> dict[int, str]:
 RECITE_TRIES = 3  # evidence sentences tried (most shared words first) for a sentence to re-cite
 
 
-def check_claims(text: str, evidence: dict[int, str], checker: SupportChecker, policy: str) -> tuple[str, tuple[str, ...]]:
+def check_claims(
+    text: str, evidence: dict[int, str], checker: SupportChecker, policy: str, question: str = ""
+) -> tuple[str, tuple[str, ...]]:
     """Each sentence of ``text`` kept with the citations that support it (only those it needs:
     :func:`spr.verify.needed_citations`). A sentence that cites nothing, or whose citations do not
     support it, is cited to other evidence only if one *sentence* of it supports the claim on its
     own (:func:`recite`), else dropped (``policy`` "drop") or kept uncited with
-    :data:`UNSUPPORTED_MARK` ("mark"). Returns the new text and the unsupported sentences."""
+    :data:`UNSUPPORTED_MARK` ("mark"). Returns the new text and the unsupported sentences.
+
+    Two kinds of sentence state nothing to check: a pointer to the evidence ("This is stated in
+    [1].", :func:`is_pointer`) goes, and a sentence that opens with "This"/"It"/"They" right after
+    an unsupported one goes with it — what it refers to is no longer there ("… if they were
+    subject to Article 19a [dropped]. This was until 6 January 2030 [1].")."""
     out: list[str] = []
     dropped: list[str] = []
+    previous_dropped = False
     for claim in claims(text):
         if is_abstention(claim.text):
             out.append(claim.text)
             continue
-        cited = [c for c in claim.cited if c in evidence]
-        if cited and checker.support(claim.text, [evidence[c] for c in cited]).supported:
-            # a citation the sentence does not need would send the reader to text that does not say it
-            out.append(_with_markers(claim.text, needed_citations(claim.text, cited, evidence, checker)))
+        if is_pointer(claim.text, question):
             continue
-        alternative = recite(claim.text, {c: t for c, t in evidence.items() if c not in cited}, checker)
-        if alternative is not None:
-            out.append(_with_markers(claim.text, [alternative]))
+        cited = [c for c in claim.cited if c in evidence]
+        supported: list[int] | None = None
+        if previous_dropped and _ANAPHOR.match(claim.text):
+            pass  # its referent was dropped
+        elif cited and checker.support(claim.text, [evidence[c] for c in cited]).supported:
+            # a citation the sentence does not need would send the reader to text that does not say it
+            supported = needed_citations(claim.text, cited, evidence, checker)
+        elif (alternative := recite(claim.text, {c: t for c, t in evidence.items() if c not in cited}, checker)) is not None:
+            supported = [alternative]
+        previous_dropped = supported is None
+        if supported is not None:
+            out.append(_with_markers(claim.text, supported))
             continue
         dropped.append(claim.text)
         if policy == "mark":
             out.append(_with_markers(claim.text, [], UNSUPPORTED_MARK))
     return " ".join(out), tuple(dropped)
+
+
+# A sentence that only says where the answer stands: a demonstrative or "the evidence" as subject,
+# a verb of saying, then nothing but places (articles, passages, acts and their names).
+_POINTER = re.compile(
+    r"^(?:this|that|it|these|those|which|the (?:above |following )?(?:evidence|information|answer|passages?|sources?)"
+    r"(?: for (?:this|that|it))?|as)\b(?: (?:is|are|was|were|can be|has been|have been))?(?: (?:also|clearly|explicitly))?"
+    r" (?:stated|mentioned|specified|provided|found|given|shown|indicated|described|set out|laid down|explained|"
+    r"supported|confirmed|outlined|noted|cited|based)\b",
+    re.IGNORECASE,
+)
+_PLACES = frozenset(
+    "in on at by from of and or the a an this that these those above following below see passage passages evidence "
+    "information source sources text texts document documents article articles paragraph paragraphs subparagraph "
+    "point points annex annexes recital recitals chapter section title act regulation directive decision law "
+    "provision provisions context number numbers part parts page pages table tables heading section sections "
+    "first second third fourth fifth last same one under within which that is are was cited quoted mentioned "
+    "stated given provided referenced".split()
+)
+_QUOTED = re.compile(r"[\"“”][^\"“”]*[\"“”]|‘[^’]*’")  # a quoted title names a place
+# A question asking where something is laid down is answered by a place.
+_ASKS_PLACE = re.compile(r"\b(?:where|which (?:article|provision|annex|act|law|regulation|directive|document|part))\b", re.IGNORECASE)
+_ANAPHOR = re.compile(r"^(?:this|that|these|those|it|its|they|their|such|he|she)\b", re.IGNORECASE)
+
+
+def is_pointer(sentence: str, question: str = "") -> bool:
+    """Whether ``sentence`` (markers removed) only points at the evidence: a small model writes
+    "This is stated in [1]." or "The evidence for this is provided in passages [2] and [3]." after
+    its claim. Its word "stated" is found in any text of "Member States", so the support test
+    would pass it, and an answer whose claims were all dropped would still show it. Not when the
+    question asks where something is laid down: then the place is the answer.
+
+    >>> is_pointer("This is stated in Article 13 of the Cyber Resilience Act.")
+    True
+    >>> is_pointer("The evidence for this is provided in passages and.")
+    True
+    >>> is_pointer("This is stated in Article 14 of the Cyber Resilience Act, which is cited in evidence.")
+    True
+    >>> is_pointer('This is stated in the first passage, under the section "Renewable energy targets".')
+    True
+    >>> is_pointer("This is stated in Article 58, which sets out how sandboxes work.")
+    False
+    >>> is_pointer("It is laid down in Article 83.", "Which article sets the fines?")
+    False
+    """
+    match = _POINTER.match(sentence.strip())
+    if match is None or _ASKS_PLACE.search(question):
+        return False
+    rest = _QUOTED.sub(" ", without_references(sentence[match.end() :]))
+    return all(word.lower() in _PLACES or word[0].isupper() for word in re.findall(r"[A-Za-z]+", rest))
 
 
 def recite(claim: str, evidence: dict[int, str], checker: SupportChecker) -> int | None:

@@ -81,7 +81,7 @@ class LLMGenerator:
         if not context.pieces:
             return Draft(ABSTAIN, (), True, model=model)  # nothing to ground an answer on: no call
         reply = self.llm.complete(build_messages(question, context), max_tokens=self.max_tokens)
-        return self.finish(reply.text, reply.model, context)
+        return self.finish(reply.text, reply.model, context, question)
 
     def stream(self, question: str, context: FusedContext) -> Generator[str, None, Draft]:
         """Yield the reply as the model writes it; the return value is the checked draft."""
@@ -92,10 +92,10 @@ class LLMGenerator:
         for piece in self.llm.stream(build_messages(question, context), max_tokens=self.max_tokens):
             pieces.append(piece)
             yield piece
-        return self.finish("".join(pieces), model, context)
+        return self.finish("".join(pieces), model, context, question)
 
-    def finish(self, reply: str, model: str, context: FusedContext) -> Draft:
-        """The draft from a raw reply (pure apart from the checker's embedder)."""
+    def finish(self, reply: str, model: str, context: FusedContext, question: str = "") -> Draft:
+        """The draft from a raw reply to ``question`` (pure apart from the checker's embedder)."""
         text = reply.strip()
         valid = [i for i in cited_ids(text) if i in context.sources]
         if is_abstention(text) and not valid:
@@ -113,7 +113,7 @@ class LLMGenerator:
         text = drop_unknown_markers(text, context)
         dropped: tuple[str, ...] = ()
         if self.checker is not None:
-            text, dropped = check_claims(text, evidence_texts(context), self.checker, self.unsupported)
+            text, dropped = check_claims(text, evidence_texts(context), self.checker, self.unsupported, question)
             if not cited_ids(text) and self.require_citations:
                 return Draft(ABSTAIN, (), True, draft=reply.strip(), model=model, unsupported=dropped)
         citations = tuple(llm_citations(text, cited_ids(text), context))

@@ -10,7 +10,7 @@ from core.config import Config
 from core.embed import make_embedder
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage
-from spr.cite import UNSUPPORTED_MARK, attribute, check_claims, evidence_texts
+from spr.cite import UNSUPPORTED_MARK, attribute, check_claims, evidence_texts, is_pointer
 from spr.fuse import fuse
 from spr.llm_answer import LLMGenerator
 from spr.records import ABSTAIN, ChunkRef, Evidence
@@ -81,6 +81,31 @@ def test_check_claims_recites_drops_or_marks(checker):
     assert dropped == ("Nuclear plants are banned.",)
     marked, _ = check_claims(text, evidence, checker, "mark")
     assert marked.endswith(f"Nuclear plants are banned {UNSUPPORTED_MARK}.")
+
+
+def test_check_claims_drops_pointers_to_the_evidence(checker):
+    # Regression (dev-eu, Qwen 1.5B): "This is stated in [1]." stood as the whole answer to an
+    # unanswerable question once its claim was dropped — "stated" is in every "Member States".
+    evidence = evidence_texts(CONTEXT)
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    text = f"The fine is up to EUR 50,000 [{fine_id}]. This is stated in Article 5 of the Renewable Energy Act [{fine_id}]."
+    assert check_claims(text, evidence, checker, "drop") == (f"The fine is up to EUR 50,000 [{fine_id}].", ())
+    kept, dropped = check_claims(f"Complaints are due within 8 weeks [{fine_id}]. This is stated in [{fine_id}].", evidence, checker, "drop")
+    assert kept == "" and dropped == ("Complaints are due within 8 weeks.",)
+    # Where the question asks for the place, the place is the answer.
+    assert is_pointer("It is set out in Article 5.") and not is_pointer("It is set out in Article 5.", "Which article sets the fine?")
+
+
+def test_check_claims_drops_a_sentence_whose_referent_was_dropped(checker):
+    # Regression (dev-eu): "… if they were subject to Article 19a [dropped]. This was until 6 January
+    # 2030 [1]." answered which companies reported first with a date of something else.
+    evidence = evidence_texts(CONTEXT)
+    plan_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == PLAN)
+    text = f"Nuclear plants are banned [{plan_id}]. This applies by 31 December 2030 [{plan_id}]."
+    kept, dropped = check_claims(text, evidence, checker, "drop")
+    assert kept == "" and dropped == ("Nuclear plants are banned.", "This applies by 31 December 2030.")
+    after_kept = f"The Plan targets 12 GW of solar capacity [{plan_id}]. This applies by 31 December 2030 [{plan_id}]."
+    assert check_claims(after_kept, evidence, checker, "drop") == (after_kept, ())
 
 
 def test_check_claims_keeps_only_the_citations_a_sentence_needs(checker):
