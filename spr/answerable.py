@@ -95,6 +95,30 @@ def only_upper_bounds(sentence: str) -> bool:
     return bool(_UPPER_BOUND.search(text)) and not _LOWER_BOUND.search(text)
 
 
+# What a sum of money is paid as. A question asking for a fee is not answered by sentences that
+# state fines: the evidence of an act that sets fines and no fee holds no fee (English only).
+_MONEY_KINDS: dict[str, re.Pattern[str]] = {
+    "fine": re.compile(r"\b(?:fines?|penalt(?:y|ies)|sanctions?)\b"),
+    "fee": re.compile(r"\b(?:fees?|charges?|lev(?:y|ies)|tolls?)\b"),
+    "tax": re.compile(r"\b(?:tax(?:es|ation)?|dut(?:y|ies)|excise)\b"),
+    "subsidy": re.compile(r"\b(?:subsid(?:y|ies|ised|ized|ises|izes)|grants?|aid|funding|support|allowances?)\b"),
+    "capital": re.compile(r"\b(?:capital|own funds)\b"),
+    "budget": re.compile(r"\b(?:budgets?|allocations?|envelopes?|appropriations?|funding)\b"),
+}
+
+
+def money_kinds(text: str) -> set[str]:
+    """The kinds of sum ``text`` names ("fine", "fee", "tax", "subsidy", "capital", "budget").
+
+    >>> sorted(money_kinds("How much is the annual fee that essential entities pay to their CSIRT?"))
+    ['fee']
+    >>> sorted(money_kinds("Administrative fines of up to EUR 10 000 000")), money_kinds("What does it cost?")
+    (['fine'], set())
+    """
+    lowered = text.lower()
+    return {kind for kind, pattern in _MONEY_KINDS.items() if pattern.search(lowered)}
+
+
 def asked_value(question: str) -> ValueKind | None:
     """The kind of value ``question`` asks for, or None when it asks for something else (a body,
     a reason, yes or no).
@@ -369,6 +393,11 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         heads = {s: p.heads for p in found for s in p.sentences}
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
+    kinds = money_kinds(question) if stated is None and asked == "money" else set()
+    if kinds:
+        heads = {s: p.heads for p in found for s in p.sentences}
+        if not any(kinds & money_kinds(" ".join([s, *heads.get(s, ())])) for s in answers):
+            return Verdict(False, asked, (), "no sentence stating a sum names a " + " or ".join(sorted(kinds)))
     if asks_minimum(question) and all(only_upper_bounds(read(s)) for s in answers):
         return Verdict(False, asked, (), f"the question asks for a minimum; every sentence stating a {asked} sets a maximum")
     return Verdict(True, asked, answers=answers)

@@ -334,3 +334,21 @@ def test_a_minimum_is_not_answered_by_sentences_that_only_set_maxima():
     assert answerable.check("What minimum fine ceiling must national law allow under NIS2?", [nis2]).answerable
     cra = answerable.Passage(("CRA Article 13 …",), ("The support period shall be at least five years.",))
     assert answerable.check("For how long, at minimum, must a manufacturer handle vulnerabilities?", [cra]).answerable
+
+
+def test_a_sum_must_be_of_the_kind_the_question_asks_for():
+    """Regression (dev-eu eu-047): "the annual fee that essential entities must pay to their national
+    CSIRT under NIS2" was answered with NIS2's fines for essential entities — it sets no fee."""
+    fines = "Essential entities are subject to administrative fines of a maximum of at least EUR 10 000 000."
+    nis2 = answerable.Passage((fines, "Directive (EU) 2022/2555 (NIS2)"), (fines,), ("NIS2", "Article 34 General conditions"))
+    fee = answerable.check("How much is the annual fee that essential entities must pay under NIS2?", [nis2])
+    assert not fee.answerable and fee.reason == "no sentence stating a sum names a fee"
+    assert answerable.check("How high can the fine for essential entities be under NIS2?", [nis2]).answerable
+    # the heading may name the kind the sentence states ("Periodic penalty payments" over "up to 1 % …")
+    daily = "The amount shall be up to 1 % of the average daily worldwide turnover."
+    heads = ("Digital Operational Resilience Act (DORA)", "Article 35 Periodic penalty payments")
+    dora = answerable.Passage((daily, *heads), (daily,), heads)
+    assert answerable.check("How large can the periodic penalty payment be under DORA?", [dora]).answerable
+    # a question naming no kind of sum is not checked for one
+    price = answerable.Passage(("Certificates cost EUR 55 in 2026.",), ("Certificates cost EUR 55 in 2026.",))
+    assert answerable.check("What price applies to certificates in 2026?", [price]).answerable
