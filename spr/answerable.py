@@ -167,6 +167,29 @@ _COUNTRY_OF = {
 }
 
 
+_COUNTRY_WORD = re.compile(
+    r"\b(?:" + "|".join(sorted({*_COUNTRY_OF, *_COUNTRY_OF.values(), "netherlands", "dutch"}, key=len, reverse=True)) + r")\w*",
+    re.IGNORECASE,
+)
+
+
+def countries(text: str) -> set[str]:
+    """The European countries ``text`` names, by name or adjective ("Greek" is Greece's).
+
+    >>> sorted(countries("The Greek government and Bulgaria's plan; the Czech Republic"))
+    ['bulgaria', 'czech', 'greece']
+    >>> countries("a germane, polished argument")
+    set()
+    """
+    found = set()
+    for match in _COUNTRY_WORD.finditer(text):
+        word = match.group(0).lower()
+        country = next((c for c in _COUNTRY_OF.values() if word.startswith(c)), None) or _COUNTRY_OF.get(word)
+        if country:  # not "germane", "polished"
+            found.add(country)
+    return found
+
+
 def premise_names(question: str) -> list[str]:
     """The names ``question`` states: capitalized words that are neither its first word nor a
     generic word of policy language, and inner-capital words ("ePrivacy"); lower-cased. An act

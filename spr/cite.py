@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from core.text import sentence_spans
+from spr.answerable import countries
 from spr.fuse import FusedContext, sentences
 from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
@@ -43,6 +44,11 @@ def check_claims(
     own (:func:`recite`), else dropped (``policy`` "drop") or kept uncited with
     :data:`UNSUPPORTED_MARK` ("mark"). Returns the new text and the unsupported sentences.
 
+    A sentence about other countries than the ones the question names (:func:`spr.answerable.countries`)
+    is unsupported whatever it cites: "The Greek government has been committed to shutting down
+    lignite-fired plants by 2028 [1]." does not answer when Bulgaria closes its plants. So is one
+    naming a country its evidence does not name.
+
     Two kinds of sentence state nothing to check: a pointer to the evidence ("This is stated in
     [1].", :func:`is_pointer`) goes, and a sentence that opens with "This"/"It"/"They" right after
     an unsupported one goes with it — what it refers to is no longer there ("… if they were
@@ -50,6 +56,7 @@ def check_claims(
     out: list[str] = []
     dropped: list[str] = []
     previous_dropped = False
+    asked = countries(question)
     for claim in claims(text):
         if is_abstention(claim.text):
             out.append(claim.text)
@@ -60,10 +67,16 @@ def check_claims(
         supported: list[int] | None = None
         if previous_dropped and _ANAPHOR.match(claim.text):
             pass  # its referent was dropped
-        elif cited and checker.support(claim.text, [evidence[c] for c in cited]).supported:
+        elif asked and (named := countries(claim.text)) and not named & asked:
+            pass  # about another country than the question's: Greece's lignite exit for Bulgaria's
+        elif cited and _names_its_countries(claim.text, [evidence[c] for c in cited]) and checker.support(
+            claim.text, [evidence[c] for c in cited]
+        ).supported:
             # a citation the sentence does not need would send the reader to text that does not say it
             supported = needed_citations(claim.text, cited, evidence, checker)
-        elif (alternative := recite(claim.text, {c: t for c, t in evidence.items() if c not in cited}, checker)) is not None:
+        elif (alternative := recite(claim.text, {
+            c: t for c, t in evidence.items() if c not in cited and _names_its_countries(claim.text, [t])
+        }, checker)) is not None:
             supported = [alternative]
         previous_dropped = supported is None
         if supported is not None:
@@ -123,6 +136,14 @@ def is_pointer(sentence: str, question: str = "") -> bool:
         return False
     rest = _QUOTED.sub(" ", without_references(sentence[match.end() :]))
     return all(word.lower() in _PLACES or word[0].isupper() for word in re.findall(r"[A-Za-z]+", rest))
+
+
+def _names_its_countries(claim: str, evidence: Sequence[str]) -> bool:
+    """Whether ``evidence`` names every country ``claim`` names: a figure from Spain's plan does not
+    support "Luxembourg plans to close its last coal-fired power plant by 2021", however many of
+    its words and numbers the passage shares."""
+    named = countries(claim)
+    return not named or named <= countries(" ".join(evidence))
 
 
 def recite(claim: str, evidence: dict[int, str], checker: SupportChecker) -> int | None:

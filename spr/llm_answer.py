@@ -37,6 +37,13 @@ SYSTEM_PROMPT = (
 )
 
 
+# Where a reply may end: on a citation marker (and a full stop), or on the abstention sentence.
+# The prompt asks for a marker after every sentence; a model about to stop after an uncited one
+# must cite first (the model layer's ``end_after``). One that cites anyway writes the same; what
+# it cites is checked like any citation (spr.cite.check_claims).
+CITED_END = r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]\.?|The documents do not say\."
+
+
 def build_messages(question: str, context: FusedContext) -> list[dict[str, str]]:
     user = f"Evidence:\n{context.render()}\n\nQuestion: {question}\n{answer_cue(question)}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
@@ -75,12 +82,17 @@ class LLMGenerator:
     checker: SupportChecker | None = None  # [answer] check_citations, min_support
     unsupported: str = "drop"  # [answer] unsupported: "drop" or "mark"
     min_support: float = 0.6  # least lexical support for attributing an uncited reply sentence
+    end_on_citation: bool = False  # [answer] llm_end_on_citation: the reply ends on CITED_END where the model can
+
+    @property
+    def _end_after(self) -> str | None:
+        return CITED_END if self.end_on_citation else None
 
     def generate(self, question: str, context: FusedContext) -> Draft:
         model = getattr(self.llm, "model_id", "")
         if not context.pieces:
             return Draft(ABSTAIN, (), True, model=model)  # nothing to ground an answer on: no call
-        reply = self.llm.complete(build_messages(question, context), max_tokens=self.max_tokens)
+        reply = self.llm.complete(build_messages(question, context), max_tokens=self.max_tokens, end_after=self._end_after)
         return self.finish(reply.text, reply.model, context, question)
 
     def stream(self, question: str, context: FusedContext) -> Generator[str, None, Draft]:
@@ -89,7 +101,7 @@ class LLMGenerator:
         if not context.pieces:
             return Draft(ABSTAIN, (), True, model=model)
         pieces: list[str] = []
-        for piece in self.llm.stream(build_messages(question, context), max_tokens=self.max_tokens):
+        for piece in self.llm.stream(build_messages(question, context), max_tokens=self.max_tokens, end_after=self._end_after):
             pieces.append(piece)
             yield piece
         return self.finish("".join(pieces), model, context, question)

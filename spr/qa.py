@@ -321,7 +321,8 @@ class KnowledgeBase:
         if run.kind == "llm":
             checker = SupportChecker(self.embedder, cfg.min_support) if cfg.check_citations else None
             return LLMGenerator(
-                self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations, checker=checker, unsupported=cfg.unsupported
+                self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations, checker=checker,
+                unsupported=cfg.unsupported, end_on_citation=cfg.llm_end_on_citation,
             )
         return ExtractiveGenerator(
             self._scorer(run.translation),

@@ -193,3 +193,28 @@ def test_a_claim_is_recited_only_to_a_sentence_that_supports_it_alone(checker):
     assert checker.support(claim, [act]).supported  # the passage-level test a cited claim gets
     assert recite(claim, {1: act, 2: FINE}, checker) is None
     assert recite("Countries can lower this age to 13 years by law.", {1: act, 2: FINE}, checker) == 1
+
+
+def test_check_claims_drops_a_claim_about_another_country(checker):
+    # Regression (dev-necp, Qwen 1.5B held to a cited end): "By which year does Bulgaria intend to
+    # close the lignite power plants …?" was answered with Greece's lignite exit, cited and supported.
+    greece = "The Greek government has been committed to shutting down lignite-fired plants by 2028."
+    evidence = {1: greece}
+    text = "The Greek government has been committed to shutting down lignite-fired plants by 2028 [1]."
+    assert check_claims(text, evidence, checker, "drop", "By which year does Bulgaria close its lignite plants?") == (
+        "",
+        ("The Greek government has been committed to shutting down lignite-fired plants by 2028.",),
+    )
+    for question in ("When does Greece close its lignite plants?", "Who closes lignite plants first, Greece or Germany?", "When do lignite plants close?"):
+        assert check_claims(text, evidence, checker, "drop", question)[0] == text, question
+
+
+def test_a_claim_naming_a_country_needs_evidence_that_names_it(checker):
+    # Regression (dev-necp): "Luxembourg plans to close its last coal-fired power plant by 2021 [1]."
+    # stood on Spain's plan ("… coal-fired power plants … will not be operational … in 2021").
+    spain = "Spain: nine of the fifteen coal-fired power plants will not be operational at the beginning of the Plan in 2021."
+    claim = "Luxembourg plans to close its last coal-fired power plant by 2021 [1]."
+    question = "By what year does Luxembourg plan to close its last coal-fired power plant?"
+    assert check_claims(claim, {1: spain}, checker, "drop", question)[0] == ""
+    luxembourg = "Luxembourg: the last coal-fired power plant closes in 2021."
+    assert check_claims(claim, {1: spain, 2: luxembourg}, checker, "drop", question)[0] == claim.replace("[1]", "[2]")

@@ -263,6 +263,13 @@ class AnswerConfig(Section):
             " (the 1.5B model reads ~75 prompt tokens/s on two cores); 0 = whole passages up to the context budget."
         ),
     )
+    llm_end_on_citation: bool = Field(
+        True,
+        description=(
+            "LLM answers on the embedded model: it may end its reply only on a citation marker [n] (or the abstention"
+            " sentence), so a reply cannot leave its evidence unnamed; endpoints ignore it."
+        ),
+    )
     check_citations: bool = Field(
         True, description="LLM answers: check every sentence against the evidence it cites (spr/verify.py)."
     )

@@ -51,6 +51,7 @@ class Request:
     temperature: float
     stop: tuple[str, ...] = ()
     schema: Mapping[str, Any] | None = None  # already bounded
+    end_after: str | None = None  # a regex: the reply may end only where its text ends with a match
 
     def as_dicts(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]
@@ -64,10 +65,17 @@ class LLM(ABC):
 
     ``supports_streaming``: :meth:`stream` yields pieces as the model produces them. When False it
     still works, yielding the whole text once the model is done.
+
+    ``supports_end_after``: the backend can keep the model from ending its reply until the text
+    ends with a match of a regex (``end_after``; the in-process llama.cpp model, by masking its
+    end-of-generation tokens). When False, an ``end_after`` passed to :meth:`complete` or
+    :meth:`stream` is not applied (callers must check the output anyway) and does not enter the
+    cache key. ``max_tokens`` still ends a reply anywhere.
     """
 
     supports_schema: bool = True  # may be set per instance (an endpoint in 'prompt' mode)
     supports_streaming: bool = False
+    supports_end_after: bool = False
 
     def __init__(
         self,
@@ -101,10 +109,11 @@ class LLM(ABC):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: Sequence[str] | str | None = None,
+        end_after: str | None = None,
     ) -> Completion:
         """Chat completion; a plain string is one user message. Identical requests (same model,
         messages, parameters and schema) are answered from the cache when one is attached."""
-        request = self._request(messages, schema, max_tokens, temperature, stop)
+        request = self._request(messages, schema, max_tokens, temperature, stop, end_after)
         key = self._cache_key(request) if self.cache is not None else ""
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             done = _from_record(hit, self.model_id)
@@ -125,6 +134,7 @@ class LLM(ABC):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: Sequence[str] | str | None = (),
+        end_after: str | None = None,
     ) -> Iterator[str]:
         """The text of :meth:`complete` for the same request, in pieces as the model produces them
         (``"".join`` of the pieces is the completion's text). It shares everything with
@@ -137,7 +147,7 @@ class LLM(ABC):
         ``for`` loop over the call itself, which drops it on ``break``): that ends the backend's
         call (the embedded model is held for the whole stream) and stores nothing in the cache.
         A failure is raised from the iteration as a :class:`ModelError` subclass."""
-        request = self._request(messages, None, max_tokens, temperature, stop)
+        request = self._request(messages, None, max_tokens, temperature, stop, end_after)
         return self._stream_shared(request)
 
     def _stream_shared(self, request: Request) -> Iterator[str]:
@@ -242,7 +252,7 @@ class LLM(ABC):
     def _bounded(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         return bound_schema(schema, self.schema_max_items, self.schema_max_length)
 
-    def _request(self, messages, schema, max_tokens, temperature, stop) -> Request:
+    def _request(self, messages, schema, max_tokens, temperature, stop, end_after=None) -> Request:
         stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
         return Request(
             messages=tuple((m["role"], m["content"]) for m in _normalize(messages)),
@@ -250,6 +260,7 @@ class LLM(ABC):
             temperature=self.temperature if temperature is None else temperature,
             stop=stops,
             schema=None if schema is None else self._bounded(schema),
+            end_after=end_after if self.supports_end_after else None,
         )
 
     def _cache_key(self, request: Request) -> str:
@@ -264,6 +275,8 @@ class LLM(ABC):
                 "temperature": request.temperature,
                 "stop": request.stop,
                 "schema": request.schema,
+                # only when set: the keys of every request without one stay as they were
+                **({"end_after": request.end_after} if request.end_after is not None else {}),
             }
         )
 

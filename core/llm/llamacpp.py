@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import threading
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -96,6 +97,7 @@ class LlamaCppLLM(LLM):
 
     supports_schema = True
     supports_streaming = True
+    supports_end_after = True
 
     def __init__(
         self,
@@ -128,6 +130,7 @@ class LlamaCppLLM(LLM):
         self._llama: Any = None
         self._lock = threading.Lock()
         self._yes_no_ids: tuple[int, ...] | None = None
+        self._end_ids: list[int] | None = None  # the vocabulary's end-of-generation tokens
 
     @property
     def llama(self) -> Any:
@@ -170,6 +173,8 @@ class LlamaCppLLM(LLM):
         }
         if request.schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": dict(request.schema)}
+        if request.end_after is not None:
+            kwargs["logits_processor"] = self._holding_the_end(llama, request.end_after)
         with self._lock:
             try:
                 out = llama.create_chat_completion(**kwargs)
@@ -213,6 +218,7 @@ class LlamaCppLLM(LLM):
                     temperature=request.temperature,
                     stop=list(request.stop),
                     stream=True,
+                    logits_processor=None if request.end_after is None else self._holding_the_end(llama, request.end_after),
                 )
                 for chunk in chunks:
                     choice = chunk["choices"][0]
@@ -229,6 +235,32 @@ class LlamaCppLLM(LLM):
         sampled = counted["sampled"]
         completion = len(sampled) - (1 if sampled and _is_end_of_generation(llama, sampled[-1]) else 0)
         return Completion("", Usage(counted["prompt"], completion), False, self.model_id, reason)
+
+    def _holding_the_end(self, llama: Any, end_after: str) -> list[Any]:
+        """A logits processor that masks the end-of-generation tokens until the generated text
+        ends with a match of ``end_after`` (so the model writes what must come first, e.g. a
+        citation marker, and then may stop). Cheaper than a GBNF grammar, which llama.cpp checks
+        against the whole vocabulary (150k tokens for Qwen) at every step: measured +16-20 ms per
+        generated token, ~45 % of the answer's time, against nothing measurable here."""
+        import numpy as np
+
+        try:
+            pattern = re.compile(f"(?:{end_after})\\s*$")
+        except re.error as exc:
+            raise ModelError(f"invalid end_after pattern {end_after!r}: {exc}") from None
+        if self._end_ids is None:
+            self._end_ids = [t for t in range(llama.n_vocab()) if _is_end_of_generation(llama, t)]
+        ends, prompt = self._end_ids, []
+
+        def hold(input_ids: Any, scores: Any) -> Any:
+            if not prompt:
+                prompt.append(len(input_ids))  # the first call sees the prompt alone
+            tail = llama.detokenize(list(input_ids[prompt[0] :][-24:])).decode("utf-8", errors="replace")
+            if not pattern.search(tail):
+                scores[ends] = -np.inf
+            return scores
+
+        return [hold]
 
     def _first_token_logprobs(self, request: Request) -> tuple[dict[str, float], Usage]:
         """The first token's full next-token distribution, read by a logits processor.
