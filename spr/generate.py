@@ -113,6 +113,14 @@ class ExtractiveGenerator:
                 favoured = _section_cids(context)
                 typed = next((i for i in stating if pool[i].cid in favoured), stating[0])
                 ranked = [(scores[typed], typed)] + [pair for pair in ranked if pair[1] != typed]
+            # A sentence about other countries than the question names does not answer it ("How
+            # much offshore wind does Sweden's plan aim for?" over Denmark's energy island); when
+            # the best one is, the evidence is about something else.
+            asked = answerable.countries(self.check_question or question)
+            if asked and ranked and (others := _about_others(pool[ranked[0][1]].text, asked)):
+                reason = "the best sentence is about " + ", ".join(sorted(others))
+                return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=reason)
+            ranked = [pair for pair in ranked if not (asked and _about_others(pool[pair[1]].text, asked))]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
@@ -140,6 +148,12 @@ class ExtractiveGenerator:
             else:
                 citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
+
+
+def _about_others(sentence: str, asked: set[str]) -> set[str]:
+    """The countries ``sentence`` names when it names none of ``asked`` (else the empty set)."""
+    named = answerable.countries(sentence)
+    return set() if named & asked else named
 
 
 def _section_cids(context: FusedContext) -> set[int]:

@@ -352,3 +352,19 @@ def test_a_sum_must_be_of_the_kind_the_question_asks_for():
     # a question naming no kind of sum is not checked for one
     price = answerable.Passage(("Certificates cost EUR 55 in 2026.",), ("Certificates cost EUR 55 in 2026.",))
     assert answerable.check("What price applies to certificates in 2026?", [price]).answerable
+
+
+def test_an_extractive_answer_quotes_no_sentence_about_another_country():
+    """Regression (dev-necp): "How much offshore wind capacity does Sweden's plan aim to have by
+    2030?" quoted Denmark's energy island from the Danish plan."""
+    island = "The Danish Government have initiated studies on an energy island with 10 GW of offshore wind before 2030."
+    generator = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=2, check=True)
+    danish = _context(("Denmark_NECP", island), ("Sweden_NECP", "Sweden reports on its electricity grids."))
+    declined = generator.generate("What does Sweden's plan say about offshore wind before 2030?", danish)
+    assert is_abstention(declined.text) and declined.abstain_reason == "the best sentence is about denmark"
+    assert not generator.generate("What does Denmark's plan say about offshore wind before 2030?", danish).abstained
+    # below the best sentence, one about another country is left out; one naming none stays
+    swedish = "Sweden's plan says offshore wind is to reach 5 GW before 2030 in its waters."
+    both = _context(("Denmark_NECP", island), ("Sweden_NECP", swedish + " Offshore wind farms need grid connections."))
+    answer = generator.generate("What does Sweden's plan say about offshore wind before 2030?", both)
+    assert not answer.abstained and "5 GW" in answer.text and "Danish" not in answer.text
