@@ -140,6 +140,7 @@ def main() -> int:
                     help="[llm] threads / batch_threads (generating / reading the prompt; default the config's)")
     ap.add_argument("--list-chars", type=int, default=None, help="[answer] list_chars (extractive: lists quoted whole; 0 = never)")
     ap.add_argument("--evidence-tokens", type=int, default=None, help="[answer] llm_evidence_tokens (LLM answers)")
+    ap.add_argument("--free-end", action="store_true", help="[answer] llm_end_on_citation off: the model may stop uncited (the before)")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -154,6 +155,7 @@ def main() -> int:
             "translate_questions": args.translate or config.answer.translate_questions,
             "llm_evidence_tokens": config.answer.llm_evidence_tokens if args.evidence_tokens is None else args.evidence_tokens,
             "list_chars": config.answer.list_chars if args.list_chars is None else args.list_chars,
+            "llm_end_on_citation": config.answer.llm_end_on_citation and not args.free_end,
         }),
     })
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
