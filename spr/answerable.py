@@ -101,14 +101,17 @@ _MONEY_KINDS: dict[str, re.Pattern[str]] = {
     "fine": re.compile(r"\b(?:fines?|penalt(?:y|ies)|sanctions?)\b"),
     "fee": re.compile(r"\b(?:fees?|charges?|lev(?:y|ies)|tolls?)\b"),
     "tax": re.compile(r"\b(?:tax(?:es|ation)?|dut(?:y|ies)|excise)\b"),
-    "subsidy": re.compile(r"\b(?:subsid(?:y|ies|ised|ized|ises|izes)|grants?|aid|funding|support|allowances?)\b"),
+    # money given: funding acts word the same sums as budgets, resources, envelopes, allocations
+    "funding": re.compile(
+        r"\b(?:subsid(?:y|ies|ised|ized|ises|izes)|grants?|aid|funding|financing|support|allowances?|budgets?|"
+        r"allocations?|allocated|envelopes?|appropriations?|resources|contributions?)\b"
+    ),
     "capital": re.compile(r"\b(?:capital|own funds)\b"),
-    "budget": re.compile(r"\b(?:budgets?|allocations?|envelopes?|appropriations?|funding)\b"),
 }
 
 
 def money_kinds(text: str) -> set[str]:
-    """The kinds of sum ``text`` names ("fine", "fee", "tax", "subsidy", "capital", "budget").
+    """The kinds of sum ``text`` names ("fine", "fee", "tax", "funding", "capital").
 
     >>> sorted(money_kinds("How much is the annual fee that essential entities pay to their CSIRT?"))
     ['fee']
