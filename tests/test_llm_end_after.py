@@ -82,3 +82,6 @@ def test_the_generator_asks_for_a_cited_end_where_the_model_can_hold_it():
         llm = Recording(reply, holds)
         draft = LLMGenerator(llm, 64, True, end_on_citation=wanted).generate("How much is the fine?", CONTEXT)
         assert llm.requests[0].end_after == expected and draft.text == reply
+    streaming = Recording(reply, True)
+    pieces = LLMGenerator(streaming, 64, True, end_on_citation=True).stream("How much is the fine?", CONTEXT)
+    assert "".join(pieces) == reply and streaming.requests[0].end_after == CITED_END  # /ask's server-sent events
