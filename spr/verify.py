@@ -122,11 +122,24 @@ def numbers(text: str) -> set[str]:
     return found
 
 
+_DOTTED = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{3})+(?![\d.])")  # "6.000", "10.000.000": German thousands, or a decimal
+
+
 def unmatched_numbers(claim: str, evidence: str) -> set[str]:
     """The claim's numbers that the evidence does not state in any form ("20 million" is
-    matched by "20 000 000"; the 20 of "20 million" then needs no match of its own)."""
-    stated = numbers(evidence)
+    matched by "20 000 000"; the 20 of "20 million" then needs no match of its own). "6.000" is
+    six thousand in German and six in English: either reading matches.
+
+    >>> unmatched_numbers("zwischen 6.000 und 10.000 Kilowattstunden", "mehr als 6 000 und höchstens 10 000 Kilowattstunden")
+    set()
+    >>> unmatched_numbers("between 6 000 and 10 000 kWh", "zwischen 6.000 und 10.000 kWh"), unmatched_numbers("6.5 %", "6 500")
+    (set(), {'6.5'})
+    """
+    stated = numbers(evidence) | {dotted.replace(".", "") for dotted in _DOTTED.findall(evidence)}
     missing = numbers(claim) - stated
+    for match in _DOTTED.finditer(claim):
+        if match.group(0).replace(".", "") in stated:
+            missing.discard(match.group(0))
     for match in _SCALED.finditer(claim):
         value = str(round(float(match.group(1).replace(",", ".")) * _SCALE[match.group(2).lower()]))
         if value in stated:

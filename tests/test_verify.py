@@ -218,3 +218,12 @@ def test_a_claim_naming_a_country_needs_evidence_that_names_it(checker):
     assert check_claims(claim, {1: spain}, checker, "drop", question)[0] == ""
     luxembourg = "Luxembourg: the last coal-fired power plant closes in 2021."
     assert check_claims(claim, {1: spain, 2: luxembourg}, checker, "drop", question)[0] == claim.replace("[1]", "[2]")
+
+
+def test_german_thousands_match_in_either_writing():
+    # Regression (dev-de): a question translated into German asked about households using
+    # "zwischen 6.000 und 10.000 kWh"; "6.000" was read as a decimal and the premise check said
+    # "the evidence never mentions: 10.000, 6.000" of a law that writes "10 000".
+    assert unmatched_numbers("zwischen 6.000 und 10.000 kWh", "von mehr als 6 000 bis einschließlich 10 000 Kilowattstunden") == set()
+    assert unmatched_numbers("more than 6 000 kWh", "mehr als 6.000 kWh") == set()
+    assert unmatched_numbers("7.000 kWh", "6 000 kWh") == {"7.000"}
