@@ -193,6 +193,19 @@ def countries(text: str) -> set[str]:
     return found
 
 
+def other_countries(text: str, asked: set[str]) -> set[str]:
+    """The countries ``text`` names when it names none of ``asked`` (else the empty set): a
+    sentence about another country than the question's.
+
+    >>> other_countries("The Greek government closes lignite plants by 2028.", {"bulgaria"})
+    {'greece'}
+    >>> other_countries("Bulgaria and Greece share a grid.", {"bulgaria"}), other_countries("Plants close.", {"bulgaria"})
+    (set(), set())
+    """
+    named = countries(text)
+    return set() if named & asked else named
+
+
 def premise_names(question: str) -> list[str]:
     """The names ``question`` states: capitalized words that are neither its first word nor a
     generic word of policy language, and inner-capital words ("ePrivacy"); lower-cased. An act

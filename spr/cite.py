@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from core.text import sentence_spans
-from spr.answerable import countries
+from spr.answerable import countries, other_countries
 from spr.fuse import FusedContext, sentences
 from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
@@ -67,7 +67,7 @@ def check_claims(
         supported: list[int] | None = None
         if previous_dropped and _ANAPHOR.match(claim.text):
             pass  # its referent was dropped
-        elif asked and (named := countries(claim.text)) and not named & asked:
+        elif asked and other_countries(claim.text, asked):
             pass  # about another country than the question's: Greece's lignite exit for Bulgaria's
         elif cited and _names_its_countries(claim.text, [evidence[c] for c in cited]) and checker.support(
             claim.text, [evidence[c] for c in cited]

@@ -117,10 +117,10 @@ class ExtractiveGenerator:
             # much offshore wind does Sweden's plan aim for?" over Denmark's energy island); when
             # the best one is, the evidence is about something else.
             asked = answerable.countries(self.check_question or question)
-            if asked and ranked and (others := _about_others(pool[ranked[0][1]].text, asked)):
+            if asked and ranked and (others := answerable.other_countries(pool[ranked[0][1]].text, asked)):
                 reason = "the best sentence is about " + ", ".join(sorted(others))
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=reason)
-            ranked = [pair for pair in ranked if not (asked and _about_others(pool[pair[1]].text, asked))]
+            ranked = [pair for pair in ranked if not (asked and answerable.other_countries(pool[pair[1]].text, asked))]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
@@ -148,12 +148,6 @@ class ExtractiveGenerator:
             else:
                 citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
-
-
-def _about_others(sentence: str, asked: set[str]) -> set[str]:
-    """The countries ``sentence`` names when it names none of ``asked`` (else the empty set)."""
-    named = answerable.countries(sentence)
-    return set() if named & asked else named
 
 
 def _section_cids(context: FusedContext) -> set[int]:
