@@ -114,6 +114,37 @@ def gold_scores(set_name: str, q, ranked: list[str], texts: ChunkTexts, ks=KS) -
     return out
 
 
+def score_llm_hops(kb, questions, most: int, scores_of) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """``hybrid`` as configured and the same with 1..``most`` LLM hops (:mod:`spr.retrieval.hop`),
+    all run as the product runs them (top 10), scored on the answerable questions; and each hop
+    count's cost (seconds of LLM calls per question, p50 / p95). With the KB's response cache,
+    the n-hop run reuses the (n-1)-hop run's replies (a reply cached before this run costs ~0 s)."""
+    from spr.retrieval.hop import LLMHopRetriever
+
+    c = kb.config.retrieval
+    inner = kb.retriever("hybrid")
+    answerable = [q for q in questions if q.answerable]
+    runs = {"hybrid (retriever)": [(q, [e.chunk.iri for e in inner.search(q.question, 10).evidence if e.chunk]) for q in answerable]}
+    cost, before = {}, [0.0] * len(answerable)
+    for hops in range(1, most + 1):
+        retriever = LLMHopRetriever(inner, lambda: kb.llm, hops=hops, passages=c.llm_hop_passages, keep=c.llm_hop_keep)
+        pairs, seconds = [], []
+        for i, q in enumerate(answerable, 1):
+            got = retriever.search(q.question, 10)
+            pairs.append((q, [e.chunk.iri for e in got.evidence if e.chunk]))
+            # this run's calls; the earlier hops' replies come from the cache, so their time is the earlier run's
+            seconds.append(before[i - 1] + got.trace.timings_ms.get("hop", 0.0) / 1000)
+            print(f"  {hops} hop(s) {i}/{len(answerable)}: {seconds[-1]:.1f} s · {got.trace.note[-160:]}", flush=True)
+        runs[f"hybrid + {hops} llm hop{'s' if hops > 1 else ''}"] = pairs
+        before = seconds
+        cost[str(hops)] = {"llm_s_p50": round(statistics.median(seconds), 2), "llm_s_p95": round(percentile(seconds, 95), 2)}
+    systems = {}
+    for label, pairs in runs.items():
+        per_q = scores_of(pairs)
+        systems[label] = {key: round(sum(d[key] for d in per_q) / len(per_q), 3) for key in per_q[0]} if per_q else {}
+    return systems, cost
+
+
 def percentile(xs: list[float], q: float) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[q - 1] if len(xs) > 1 else (xs[0] if xs else 0.0)
 
@@ -133,6 +164,8 @@ def main() -> int:
                     help="an extra weighting to score (repeatable)")
     ap.add_argument("--section-bonus", type=float, default=None, help="[retrieval] rescore_section_bonus (default: the config's)")
     ap.add_argument("--link-bonus", type=float, default=None, help="[retrieval] rescore_link_bonus (default: the config's)")
+    ap.add_argument("--llm-hops", type=int, default=0, metavar="N",
+                    help="score hybrid + 1..N LLM hops ([retrieval] llm_hops, the [llm] model; replies cached in the KB) against hybrid, same run")
     args = ap.parse_args()
 
     data_dir = args.data_dir or default_data_dir()
@@ -240,6 +273,9 @@ def main() -> int:
                 if not suffix and base in ("hybrid", "dense"):
                     score(f"{name} + rescore, RRF", blended)
 
+        if args.llm_hops:
+            hop_systems, hop_cost = score_llm_hops(kb, questions, args.llm_hops, lambda qs: [gold_scores(args.set, q, r, texts) for q, r in qs])
+            systems.update(hop_systems)
         latency: dict[str, dict[str, float]] = {}
         if args.latency:
             timed = [q.question for q in questions[: args.latency]]
@@ -266,6 +302,7 @@ def main() -> int:
             }
 
     out = {
+        **({"llm_hop_cost": hop_cost} if args.llm_hops else {}),
         "set": args.set, "embed": args.embed, "questions": len(questions),
         "answerable": sum(q.answerable for q in questions), "chunks": len(texts.doc_id), "kb": note,
         "weights": weights, "rrf_k": c.rrf_k, "systems": systems, "latency": latency,

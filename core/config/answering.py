@@ -137,6 +137,17 @@ class RetrievalConfig(Section):
         "scored by P(yes) from the first token's log-probabilities (bench/bench_rerank.py).",
     )
     rerank_top_n: int = Field(10, ge=1, le=50, description="rerank: fused candidates the LLM scores (at least k are).")
+    llm_hops: int = Field(
+        0, ge=0, le=3,
+        description="hybrid (and dual): LLM hops for multi-hop questions (0 = off): the [llm] model reads the current ranking's top "
+        "llm_hop_passages and writes a sentence naming what the question describes; the next round searches with the question and "
+        "the sentences (spr/retrieval/hop.py; one LLM call per hop and question, README 'Retrieval').",
+    )
+    llm_hop_passages: int = Field(5, ge=1, le=20, description="llm_hops: passages of the current ranking the LLM reads per hop.")
+    llm_hop_keep: int = Field(
+        1, ge=0, le=20,
+        description="llm_hops: first-round chunks kept ahead of the last round's (the first hop's passage, which the hop query ranks lower).",
+    )
     rescore: bool = Field(
         True,
         description="hybrid (and dual): rescore the fused top rescore_top_n offline, by cosine + word overlap with the question "

@@ -2,8 +2,8 @@
 
 A :class:`Retriever` has one required method, ``retrieve(question, k) -> list[Evidence]``;
 ``search`` adds the trace (S-expression, SPARQL, linked entities) where a retriever has one.
-No retriever calls an LLM, except the optional reranker (:mod:`spr.retrieval.rerank`, off by
-default). The modes are registered in :mod:`spr.retrieval.registry`.
+No retriever calls an LLM, except the optional reranker (:mod:`spr.retrieval.rerank`) and the LLM hop
+(:mod:`spr.retrieval.hop`), both off by default. The modes are registered in :mod:`spr.retrieval.registry`.
 """
 
 from __future__ import annotations

@@ -117,6 +117,10 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
             fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
             named_by=named_by, link_bonus=c.rescore_link_bonus,
         )
+    if c.llm_hops:
+        from spr.retrieval.hop import LLMHopRetriever
+
+        fused = LLMHopRetriever(fused, lambda: kb.llm, hops=c.llm_hops, passages=c.llm_hop_passages, keep=c.llm_hop_keep)  # type: ignore[attr-defined]  # KnowledgeBase.llm
     if not c.rerank:
         return fused
     from spr.retrieval.rerank import LLMReranker
