@@ -49,16 +49,18 @@ class ByQuestion(Retriever):
 
 
 class Says(LLM):
-    """A model that always writes ``reply`` (the hop's own logic under test, not a model)."""
+    """A model that writes ``replies`` in turn, the last one again after that (the hop's own logic
+    is under test, not a model)."""
 
-    def __init__(self, reply: str):
+    def __init__(self, *replies: str):
         super().__init__("says")
-        self.reply = reply
+        self.replies = list(replies)
         self.asked: list = []
 
     def _generate(self, request):
         self.asked.append(request)
-        return Completion(self.reply, Usage(), False, "says")
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return Completion(reply, Usage(), False, "says")
 
 
 # --- pure parts --------------------------------------------------------------------------------
@@ -93,21 +95,9 @@ def test_the_sentence_the_model_writes_is_the_second_query():
     assert {"hybrid", "hop", "second round"} <= set(got.trace.timings_ms)
 
 
-class Replies(Says):
-    """A model that writes ``replies`` in turn."""
-
-    def __init__(self, *replies: str):
-        super().__init__("")
-        self.replies = list(replies)
-
-    def _generate(self, request):
-        self.asked.append(request)
-        return Completion(self.replies.pop(0), Usage(), False, "says")
-
-
 def test_a_second_hop_reads_the_new_ranking_and_searches_with_both_sentences():
     first = ByQuestion(10)
-    llm = Replies("Two leads to 5.", "Five leads to 8.")
+    llm = Says("Two leads to 5.", "Five leads to 8.")
     got = LLMHopRetriever(first, llm, hops=2, passages=2, keep=1).search("What about 2?", 4)
     assert first.queries == ["What about 2?", "What about 2? Two leads to 5.", "What about 2? Two leads to 5. Five leads to 8."]
     assert "[1] passage 2\n\n[2] passage 5" in llm.asked[1].messages[1][1]  # the hop's ranking, not the first round's
