@@ -1,4 +1,4 @@
-"""One LLM hop for multi-hop questions (``[retrieval] llm_hop``, off by default).
+"""LLM hops for multi-hop questions (``[retrieval] llm_hops``, off by default).
 
 A multi-hop question names its later passages only by a description — "the first president of the
 association which published *Journal of Psychotherapy Integration*". The first round finds the
@@ -7,14 +7,14 @@ passage shares almost no words with the question. Interleaving retrieval with a 
 (IRCoT, Trivedi et al. 2023; ITER-RETGEN, Shao et al. 2023) closes that gap: the [llm] model reads
 the first round's top ``passages`` and writes one sentence naming what the question's descriptions
 refer to ("The journal is published by the American Psychological Association."); the second round
-searches with the question and that sentence.
+searches with the question and that sentence. ``hops`` > 1 repeats the step: the model reads the
+new ranking and the next round searches with all the sentences.
 
 The result keeps the first round's top ``keep`` chunks (one by default: the first hop's passage,
-which the hop query ranks lower since it leans towards the next one), then the second round's
-ranking. A chunk the second
-round found gains ``("hop", r)`` in its ``ranks``; the trace's note shows the sentence. A model
-that is down leaves the first round as it was, the note says why. ``hops`` > 1 repeats the step:
-the model reads the new ranking and the next round searches with both sentences.
+which the hop query ranks lower since it leans towards the next one), then the last round's
+ranking. A chunk a later round placed gains ``("hop", r)`` in its ``ranks``; the trace's note shows
+the sentences. A model that is down, or an empty reply, leaves the earlier rounds; the note says why.
+Measured (README "Optional LLM hops"): multi-hop sets gain, the policy dev sets lose at @5.
 """
 
 from __future__ import annotations
