@@ -101,18 +101,19 @@ class LLMHopRetriever(Retriever):
         timings = dict(first.trace.timings_ms)
         for hop in range(1, self.hops + 1):
             label = "LLM hop" if self.hops == 1 else f"LLM hop {hop}"
+            kept = "first round" if hop == 1 else "earlier rounds"
             started = time.perf_counter()
             try:
                 llm = self._llm if isinstance(self._llm, LLM) else self._llm()
                 messages = hop_messages(question, [e.text for e in ranking[: self.passages]], self.passage_words)
                 sentence = " ".join(llm.complete(messages, max_tokens=MAX_TOKENS, temperature=0.0).text.split())
             except ModelError as exc:
-                notes.append(f"{label} skipped, {'first round' if hop == 1 else 'earlier rounds'} kept: {exc}")
+                notes.append(f"{label} skipped, {kept} kept: {exc}")
                 break
             finally:
                 timings["hop"] = timings.get("hop", 0.0) + elapsed_ms(started)
             if not sentence:
-                notes.append(f"{label}: the model wrote nothing, {'first round' if hop == 1 else 'earlier rounds'} kept")
+                notes.append(f"{label}: the model wrote nothing, {kept} kept")
                 break
             sentences.append(sentence)
             notes.append(f"{label}: {sentence}")
