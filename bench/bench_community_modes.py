@@ -1,4 +1,4 @@
-"""Modes community, entity, local and global (spr/retrieval/community.py, local_global.py): latency
+"""Modes community, entity, local and global (spr/retrieval/community.py, local_search.py, global_search.py): latency
 and context tokens per question on a real KB with community reports.
 
     .venv/bin/python bench/bench_community_modes.py [--kb /tmp/work/kb-egd] [--work /tmp/work/kb-egd-modes]
@@ -273,7 +273,8 @@ def main() -> None:
 
     from spr.qa import KnowledgeBase
     from spr.retrieval.community import CommunityData, CommunityRetriever, EntityRetriever, make_community
-    from spr.retrieval.local_global import make_global, make_local
+    from spr.retrieval.global_search import make_global
+    from spr.retrieval.local_search import make_local
 
     with KnowledgeBase.open(args.work) as kb:
         c = kb.config.communities
@@ -286,7 +287,7 @@ def main() -> None:
         vector = kb.retriever("vector")
         global_ = make_global(kb)
         levels: dict[int, int] = {}
-        from spr.retrieval.local_global import GlobalRetriever
+        from spr.retrieval.global_search import GlobalRetriever
         from store.communities import read_communities
 
         for com in read_communities(kb.store):

@@ -1,4 +1,4 @@
-"""Modes community, entity, local and global (spr/retrieval/community.py, local_global.py) on a
+"""Modes community, entity, local and global (spr/retrieval/community.py, local_search.py, global_search.py) on a
 copy of the example corpus KB whose communities, reports, descriptions and indexes this module
 writes itself (store.communities' layout, the real MiniLM embedder): one level-0 community per
 document, three small level-1 communities, reports made from the documents' own sentences.
@@ -23,7 +23,8 @@ from spr.fuse import fuse
 from spr.qa import KnowledgeBase
 from spr.retrieval import registry
 from spr.retrieval.community import CommunityData, make_community, make_entity
-from spr.retrieval.local_global import GlobalRetriever, LocalRetriever, make_global, make_local, map_schema
+from spr.retrieval.global_search import GlobalRetriever, make_global, map_schema
+from spr.retrieval.local_search import LocalRetriever, make_local
 from store.communities import (
     DESCRIPTIONS_INDEX,
     REPORTS_INDEX,

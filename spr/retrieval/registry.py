@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.errors import InputError
-from spr.retrieval import community, local_global, naive_kg
+from spr.retrieval import community, global_search, local_search, naive_kg
 from spr.retrieval.base import Retriever, Services
 from spr.retrieval.dual import DualRetriever
 from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever, words_lead
@@ -165,8 +165,8 @@ RETRIEVERS: dict[str, Callable[[Services], Retriever]] = {
     "docgraph": _docgraph,
     "community": community.make_community,
     "entity": community.make_entity,
-    "local": local_global.make_local,
-    "global": local_global.make_global,
+    "local": local_search.make_local,
+    "global": global_search.make_global,
 }
 MODES: tuple[str, ...] = tuple(RETRIEVERS)
 # Earlier names still accepted on input (not listed): "k" was the question bank's mode.
