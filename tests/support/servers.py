@@ -257,6 +257,13 @@ class HeldEndpoint:
             if not self._changed.wait_for(lambda: self.arrived >= n, timeout):
                 raise AssertionError(f"{self.arrived} of {n} requests reached the held endpoint in {timeout:g} s")
 
+    @property
+    def query(self) -> str:
+        """A query that evaluates until the test releases this endpoint: pyoxigraph waits for the
+        SERVICE answer inside the evaluation, so the query outlives its 504 (as a long sort or
+        aggregate does)."""
+        return f"SELECT ?x WHERE {{ SERVICE <{self.url}> {{ ?x ?p ?o }} }}"
+
     def release(self) -> None:
         self._released.set()
 
@@ -320,3 +327,9 @@ def uvicorn_server(app) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join()
+
+
+def bindings(response: httpx.Response) -> list[dict[str, str]]:
+    """The rows of a 200 SPARQL JSON results response, each variable to its value."""
+    assert response.status_code == 200, response.text
+    return [{k: v["value"] for k, v in row.items()} for row in response.json()["results"]["bindings"]]
