@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from support.models import ASK_TRIPLE, TRIPLE
 
 from core.cache import ResponseCache
 from core.config import DEFAULT_LLM_MODEL, LLMConfig, load_config
@@ -32,20 +33,6 @@ from core.llm import (
 )
 from core.usage import Usage, UsageTracker
 from store.layout import KBLayout
-
-TRIPLE = {
-    "type": "object",
-    "properties": {
-        "subject": {"type": "string", "maxLength": 40},
-        "relation": {"type": "string", "maxLength": 30},
-        "object": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 3},
-    },
-    "required": ["subject", "relation", "object"],
-}
-ASK_TRIPLE = [
-    {"role": "system", "content": "Extract one fact as JSON with subject, relation and object."},
-    {"role": "user", "content": "The Energy Act regulates wind farms and solar parks."},
-]
 
 
 class CountingLlamaCpp(LlamaCppLLM):

@@ -16,6 +16,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from support.models import ASK_TRIPLE, TRIPLE
 from support.servers import free_port, stop
 
 from core.cache import ResponseCache
@@ -28,22 +29,6 @@ from core.llm import (
 )
 from core.usage import Usage, UsageTracker
 from store.layout import KBLayout
-
-TRIPLE = {
-    "type": "object",
-    "properties": {
-        "subject": {"type": "string", "maxLength": 40},
-        "relation": {"type": "string", "maxLength": 30},
-        "object": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 3},
-    },
-    "required": ["subject", "relation", "object"],
-}
-ASK_TRIPLE = [
-    {"role": "system", "content": "Extract one fact as JSON with subject, relation and object."},
-    {"role": "user", "content": "The Energy Act regulates wind farms and solar parks."},
-]
-
-
 
 # --- OpenAI-compatible: a real llama.cpp server --------------------------------------------
 
