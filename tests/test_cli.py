@@ -196,3 +196,47 @@ def test_ask_stream_on_the_example_corpus(tmp_path_factory, monkeypatch):
         assert "\nChecked answer:\n" in result.output
     assert " ".join(whole["text"].split()) in " ".join(result.output.split())
     assert ("\nSources:\n" in result.output) == bool(whole["citations"])
+
+
+def test_ask_questions_file_answers_every_line_as_json(tmp_path_factory, tmp_path):
+    """A batch over the example corpus KB: one JSON line per question, in order; a question the KB
+    refuses and a line that is not one become error records, and the batch goes on."""
+    from support.kbs import QUESTION, corpus_kb
+
+    kb_dir = corpus_kb(tmp_path_factory)
+    questions = tmp_path / "questions.txt"
+    questions.write_text(
+        f"# questions for the batch\n{QUESTION}\n\n"
+        + json.dumps({"id": "q-json", "question": "Who supports rooftop PV?"}) + "\n"
+        + "{not json\n"
+        + "x" * 5001 + "\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["--kb", str(kb_dir), "ask", "--questions", str(questions)])
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["id"] for r in rows] == ["2", "q-json", "5", "6"]
+    assert rows[0]["question"] == QUESTION and rows[0]["text"] and "error" not in rows[0]
+    assert rows[1]["question"] == "Who supports rooftop PV?" and rows[1]["mode"] == "dual"
+    assert rows[2]["question"] is None and rows[2]["error"].startswith("line 5: not JSON") and rows[2]["exit_code"] == 2
+    assert rows[3]["exit_code"] == 2 and "question" in rows[3]["error"] and "text" not in rows[3]
+    assert result.exit_code == 2  # the first failed question's code
+    assert "answered 2 of 4 questions" in result.stderr and "2 failed" in result.stderr
+    # the same questions one by one give the same answers
+    single = json.loads(CliRunner().invoke(cli, ["--kb", str(kb_dir), "ask", QUESTION, "--json"]).stdout)
+    assert single["text"] == rows[0]["text"] and single["citations"] == rows[0]["citations"]
+
+
+@pytest.mark.parametrize("args", [(), ("a question", "--questions", "-")])
+def test_ask_needs_one_question_or_a_questions_file(run, args):
+    assert run("init", "--no-ontologies").exit_code == 0
+    result = run("ask", *args, input="")
+    assert result.exit_code == 2 and result.output.strip() == "error: give a QUESTION or --questions FILE (one of the two)"
+
+
+def test_ask_questions_file_that_is_not_utf8_is_one_line_error(run, tmp_path):
+    assert run("init", "--no-ontologies").exit_code == 0
+    bad = tmp_path / "q.txt"
+    bad.write_bytes(b"\xff\xfe\x00\x00bad")
+    result = run("ask", "--questions", str(bad))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1].startswith("error: the questions file is not UTF-8 text")

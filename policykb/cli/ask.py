@@ -1,22 +1,33 @@
 """``policykb ask``: parse options, call ``spr.qa.KnowledgeBase.ask`` (``ask_stream`` to print an LLM
-answer as it is written), render the answer."""
+answer as it is written), render the answer; or, with ``--questions FILE``, answer every question
+of a file with one KB and its models loaded once, as JSON lines."""
 
 from __future__ import annotations
 
 import json
 import sys
 import textwrap
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 import click
 
 from core.config import MAX_K, load_config
-from core.errors import ModelError
+from core.errors import InputError, ModelError, PolicyKBError
 from policykb.cli.app import AppContext, one_line_errors
 
 
 @click.command()
-@click.argument("question")
+@click.argument("question", required=False)
+@click.option(
+    "--questions",
+    "questions_file",
+    type=click.File("r", encoding="utf-8"),
+    help="Answer every question of this file (- = stdin) as JSON lines: one question per line, or JSONL with "
+    '"question" (and "id"); blank lines and lines starting with # are skipped.',
+)
 @click.option("--mode", help="Retrieval: dual (default), hybrid (fused text), spr (triples), questions (question bank), vector (plain chunks), bm25, naive-kg, docgraph (document graph), community, entity, local, global.")
 @click.option("--answer", "kind", type=click.Choice(["extractive", "llm"]), help="extractive (no LLM, default) or llm.")
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), help="Text chunks to retrieve (default: [answer] k).")
@@ -32,7 +43,8 @@ from policykb.cli.app import AppContext, one_line_errors
 @one_line_errors
 def ask(
     app: AppContext,
-    question: str,
+    question: str | None,
+    questions_file: TextIO | None,
     mode: str | None,
     kind: str | None,
     k: int | None,
@@ -41,10 +53,17 @@ def ask(
     stream: bool | None,
     kb_dir: Path | None,
 ) -> None:
-    """Answer QUESTION from the KB, with numbered citations and their quotes."""
+    """Answer QUESTION from the KB, with numbered citations and their quotes (or every question of
+    --questions FILE, loading the KB and its models once)."""
     from spr.qa import KnowledgeBase
 
+    if (question is None) == (questions_file is None):
+        raise InputError("give a QUESTION or --questions FILE (one of the two)")
     config = load_config(kb_dir=kb_dir) if kb_dir is not None else app.config
+    if questions_file is not None:
+        with KnowledgeBase.open(config) as kb:
+            sys.exit(_ask_batch(kb, questions_file, mode, kind, k))
+    assert question is not None
     if stream is None:
         stream = sys.stdout.isatty()
     with KnowledgeBase.open(config) as kb:
@@ -70,6 +89,53 @@ def ask(
                 click.echo(textwrap.fill(f'"{c.quote}"', width=100, initial_indent="      ", subsequent_indent="      "))
     if explain:
         click.echo("\n" + render_explain(answer))
+
+
+def _ask_batch(kb, lines: Iterable[str], mode: str | None, kind: str | None, k: int | None) -> int:
+    """Answer each question of ``lines``, printing one JSON line per question as soon as it is
+    answered (``id``, ``question``, then the answer's fields, or ``error`` and ``exit_code``: a bad
+    question or a model that fails ends that question, not the batch). A summary goes to stderr.
+    Returns the exit code: 0, or the first failed question's."""
+    started, answered, failed, code = time.perf_counter(), 0, 0, 0
+    for item_id, item in _batch_items(lines):
+        record = {"id": item_id, "question": item}
+        try:
+            if isinstance(item, InputError):
+                raise item
+            record.update(kb.ask(item, mode=mode, answer=kind, k=k).to_dict())
+            answered += 1
+        except PolicyKBError as exc:
+            record.update(question=None if isinstance(item, InputError) else item, error=" ".join(str(exc).split()), exit_code=exc.exit_code)
+            failed += 1
+            code = code or exc.exit_code
+        click.echo(json.dumps(record, ensure_ascii=False))
+    click.echo(f"answered {answered} of {answered + failed} questions in {time.perf_counter() - started:.1f} s"
+               + (f"; {failed} failed" if failed else ""), err=True)
+    return code
+
+
+def _batch_items(lines: Iterable[str]) -> Iterator[tuple[str, str | InputError]]:
+    """(id, question) per question line; a JSONL line gives its own "question" and "id" (else the
+    line number). A line that is not a question (bad JSON, no "question" string) yields an
+    :class:`InputError` in its place."""
+    try:
+        for number, line in enumerate(lines, 1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            if not text.startswith("{"):
+                yield str(number), text
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield str(number), InputError(f"line {number}: not JSON ({exc.msg})")
+                continue
+            value = row.get("question") if isinstance(row, dict) else None
+            item_id = str(row.get("id", number)) if isinstance(row, dict) else str(number)
+            yield item_id, value if isinstance(value, str) else InputError(f'line {number}: no "question" string')
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the questions file is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
 
 
 def _ask_streaming(kb, question: str, mode: str | None, kind: str | None, k: int | None):
