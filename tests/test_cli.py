@@ -226,11 +226,18 @@ def test_ask_questions_file_answers_every_line_as_json(tmp_path_factory, tmp_pat
     assert single["text"] == rows[0]["text"] and single["citations"] == rows[0]["citations"]
 
 
-@pytest.mark.parametrize("args", [(), ("a question", "--questions", "-")])
-def test_ask_needs_one_question_or_a_questions_file(run, args):
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ((), "give a QUESTION or --questions FILE (one of the two)"),
+        (("a question", "--questions", "-"), "give a QUESTION or --questions FILE (one of the two)"),
+        (("--questions", "-", "--explain"), "--questions writes JSON lines (the trace included): --explain and --stream do not apply"),
+    ],
+)
+def test_ask_needs_one_question_or_a_questions_file(run, args, message):
     assert run("init", "--no-ontologies").exit_code == 0
     result = run("ask", *args, input="")
-    assert result.exit_code == 2 and result.output.strip() == "error: give a QUESTION or --questions FILE (one of the two)"
+    assert result.exit_code == 2 and result.output.strip() == f"error: {message}"
 
 
 def test_ask_questions_file_that_is_not_utf8_is_one_line_error(run, tmp_path):

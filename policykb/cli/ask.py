@@ -61,6 +61,8 @@ def ask(
         raise InputError("give a QUESTION or --questions FILE (one of the two)")
     config = load_config(kb_dir=kb_dir) if kb_dir is not None else app.config
     if questions_file is not None:
+        if explain or stream:
+            raise InputError("--questions writes JSON lines (the trace included): --explain and --stream do not apply")
         with KnowledgeBase.open(config) as kb:
             sys.exit(_ask_batch(kb, questions_file, mode, kind, k))
     assert question is not None
