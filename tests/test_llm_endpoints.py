@@ -11,13 +11,11 @@ import json
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from support.models import ASK_TRIPLE, TRIPLE
-from support.servers import free_port, stop
+from support.servers import free_port, stop, wait_http
 
 from core.cache import ResponseCache
 from core.config import LLMConfig
@@ -63,17 +61,10 @@ def llama_server(tmp_path_factory):
         pytest.fail(f"llama_cpp.server {why}; log tail:\n{tail}")
 
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                fail(f"exited with code {proc.returncode}")
-            try:
-                with urllib.request.urlopen(base_url + "/models", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    fail("did not become ready in 90 s")
-                time.sleep(0.3)
+        try:
+            wait_http(base_url + "/models", proc, timeout=90)
+        except RuntimeError as exc:
+            fail(str(exc))
         yield base_url
     finally:
         stop(proc, 10)
