@@ -100,14 +100,14 @@ def _ask_batch(kb, lines: Iterable[str], mode: str | None, kind: str | None, k: 
     Returns the exit code: 0, or the first failed question's."""
     started, answered, failed, code = time.perf_counter(), 0, 0, 0
     for item_id, item in _batch_items(lines):
-        record = {"id": item_id, "question": item}
+        question = None if isinstance(item, InputError) else item
         try:
-            if isinstance(item, InputError):
+            if question is None:
                 raise item
-            record.update(kb.ask(item, mode=mode, answer=kind, k=k).to_dict())
+            record = {"id": item_id, "question": question, **kb.ask(question, mode=mode, answer=kind, k=k).to_dict()}
             answered += 1
         except PolicyKBError as exc:
-            record.update(question=None if isinstance(item, InputError) else item, error=" ".join(str(exc).split()), exit_code=exc.exit_code)
+            record = {"id": item_id, "question": question, "error": " ".join(str(exc).split()), "exit_code": exc.exit_code}
             failed += 1
             code = code or exc.exit_code
         click.echo(json.dumps(record, ensure_ascii=False))
