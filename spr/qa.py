@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from core.embed import Embedder
     from core.llm import LLM
 
+# What KnowledgeBase.warm_up asks: any question exercises the same path; a broad one is typical.
+WARM_UP_QUESTION = "What do these documents require, and by when?"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -211,7 +213,30 @@ class KnowledgeBase:
                 draft = generator.generate(run.question, run.context)
         yield AnswerDone(self._finish(run, draft, mark))
 
-    def _prepare(self, question: str, mode: str | None, answer: str | None, k: int | None) -> _Run:
+    def warm_up(self, mode: str | None = None, answer: str | None = None) -> dict[str, float]:
+        """Load now what the first question would wait for; milliseconds per step.
+
+        One extractive answer to a probe question in ``mode`` (default ``[answer] mode``) opens the
+        embedder, the mode's retrievers and their indexes (vectors, BM25, the entity graph, the
+        parser) and the sentence scorer. When ``answer`` (default ``[answer] answer``) is "llm" the
+        model is loaded too, and writes nothing. The probe is not translated: a question in
+        another language than the KB's would make it an LLM call."""
+        kind = answer or self.config.answer.answer
+        if kind not in ANSWER_KINDS:
+            raise InputError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
+        timings: dict[str, float] = {}
+        mark = time.perf_counter()
+        run = self._prepare(WARM_UP_QUESTION, mode, "extractive", None, translate=False)
+        with run.usage.active():
+            self._generator(run).generate(run.question, run.context)  # extractive: checks inside
+        timings["retrieve_and_answer"] = elapsed_ms(mark)
+        if kind == "llm":
+            mark = time.perf_counter()
+            _ = self.llm
+            timings["llm"] = elapsed_ms(mark)
+        return timings
+
+    def _prepare(self, question: str, mode: str | None, answer: str | None, k: int | None, *, translate: bool = True) -> _Run:
         """Validate, retrieve and fuse: everything before generation."""
         cfg = self.config.answer
         mode = mode_name(mode or cfg.mode)
@@ -227,7 +252,7 @@ class KnowledgeBase:
 
         started = time.perf_counter()
         with usage.active():
-            found, translation = self._retrieve(retriever, text, k or cfg.k, timings)
+            found, translation = self._retrieve(retriever, text, k or cfg.k, timings, translate)
             neighbours = cfg.llm_neighbours if kind == "llm" else cfg.extractive_neighbours
             if neighbours:
                 found = with_neighbours(self.store, found, neighbours)
@@ -269,12 +294,14 @@ class KnowledgeBase:
                 self._language = kb_language(self.store)
             return self._language
 
-    def _retrieve(self, retriever: Retriever, question: str, k: int, timings: dict[str, float]) -> tuple[Retrieval, str | None]:
+    def _retrieve(
+        self, retriever: Retriever, question: str, k: int, timings: dict[str, float], translate: bool = True
+    ) -> tuple[Retrieval, str | None]:
         """The question's evidence, and its translation when it was retrieved by one: a question
         asked in another language than the KB's is translated into it ([answer]
         translate_questions, :mod:`spr.translate`)."""
         translation = None
-        if self.config.answer.translate_questions == "auto" and needs_translation(question, self.language):
+        if translate and self.config.answer.translate_questions == "auto" and needs_translation(question, self.language):
             mark = time.perf_counter()
             translation = Translator(self.llm).translate(question, self.language)
             timings["translate"] = elapsed_ms(mark)

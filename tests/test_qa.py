@@ -188,6 +188,20 @@ def test_to_dict_is_json(kb):
     assert data["usage"]["llm_calls"] == 0 and data["kind"] == "extractive"
 
 
+def test_warm_up_loads_what_the_first_question_needs_and_asks_no_model(kb_dir):
+    with KnowledgeBase.open(kb_dir) as base:
+        assert base._embedder is None and not base._retrievers and base._llm is None  # opening is cheap
+        spent = base.warm_up(answer="llm")
+        assert set(spent) == {"retrieve_and_answer", "llm"} and all(ms > 0 for ms in spent.values())
+        assert base._embedder is not None and base._llm is not None
+        assert set(base._retrievers) >= {"dual"}  # the default mode and the retrievers it fuses
+        assert base.tracker.totals.calls == 0  # the model is loaded, not asked
+        with pytest.raises(InputError, match="answer kind"):
+            base.warm_up(answer="poem")
+        answer = base.ask(ANSWERABLE[0][0])
+        assert answer.citations and not answer.abstained
+
+
 # --- CLI ---------------------------------------------------------------------------------------------
 def cli_run(*args: str):
     from policykb.cli import cli

@@ -229,3 +229,72 @@ def test_a_failure_before_the_first_event_is_the_json_error_of_ask(scripted_clie
     with TestClient(create_app(load_config(kb_dir=tmp_path, environ={}), OxigraphStore(), qa_opener=None)) as client:
         missing = client.post("/ask/stream", json={"question": "q"})
     assert missing.status_code == 503 and missing.json()["error"] == "model_unavailable"
+
+
+# --- warm-up: the models load at start, in the background -------------------------------------------
+@pytest.fixture
+def corpus_app(tmp_path_factory):
+    """An app factory over the example corpus KB, opened read-only (other tests share it)."""
+    from support.kbs import corpus_kb
+
+    from core.config import load_config
+    from policykb.server.app import create_app
+    from store.layout import KBLayout
+    from store.open import open_store
+
+    config = load_config(kb_dir=corpus_kb(tmp_path_factory))
+    store = open_store(config.store, KBLayout(config.kb_dir), config.kb.base_iri, read_only=True)
+
+    def make(warm_up: bool, **kwargs):
+        config.server.warm_up = warm_up
+        config.server.query_isolation = "thread"  # a read-only store has no snapshots to hand out
+        return create_app(config, store, **kwargs)
+
+    yield make
+    store.close()
+
+
+def qa_status(client) -> str:
+    return client.get("/health").json()["qa"]
+
+
+def test_the_server_loads_the_answering_models_before_the_first_question(corpus_app):
+    from fastapi.testclient import TestClient
+    from support.servers import wait_until
+
+    app = corpus_app(warm_up=True)
+    with TestClient(app) as client:
+        assert qa_status(client) in {"warming up", "ready"}  # the server answers while it loads
+        assert client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}).json()["boolean"] is True
+        wait_until(lambda: qa_status(client) == "ready", "the warm-up", timeout=300)
+        kb = app.state.policykb.qa._kb
+        assert kb._embedder is not None and "dual" in kb._retrievers  # loaded without a question
+        answer = client.post("/ask", json={"question": QUESTION}).json()
+        assert answer["citations"] and not answer["abstained"]
+
+
+def test_without_warm_up_the_models_load_on_the_first_question(corpus_app):
+    from fastapi.testclient import TestClient
+
+    with TestClient(corpus_app(warm_up=False)) as client:
+        assert client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}).status_code == 200
+        assert qa_status(client) == "not loaded (opens on the first question)"
+        assert client.post("/ask", json={"question": QUESTION}).json()["citations"]
+        assert qa_status(client) == "ready"
+
+
+def test_a_failed_warm_up_is_reported_and_the_endpoint_keeps_serving(corpus_app):
+    from fastapi.testclient import TestClient
+    from support.servers import wait_until
+
+    from core.errors import ModelUnavailableError
+
+    def broken():
+        raise ModelUnavailableError("embedder folder missing: /nowhere")
+
+    with TestClient(corpus_app(warm_up=True, qa_opener=broken)) as client:
+        status = wait_until(lambda: (s := qa_status(client)) != "warming up" and s, "the warm-up's end")
+        assert status == "unavailable: embedder folder missing: /nowhere"
+        assert client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}).json()["boolean"] is True
+        failed = client.post("/ask", json={"question": QUESTION})  # tries again, fails the same way
+        assert failed.status_code == 503 and failed.json()["error"] == "model_unavailable"

@@ -316,6 +316,11 @@ class ServerConfig(Section):
     )
     max_upload_mb: float = Field(100.0, gt=0, description="Largest update or Graph Store request body.")
     ask_timeout_s: float = Field(180.0, gt=0, description="Deadline of one POST /ask.")
+    warm_up: bool = Field(
+        True,
+        description="Load the answering API (embedder, the default mode's indexes, the LLM for LLM answers) in the "
+        "background at start, so the first /ask does not wait for it; /health says qa: warming up, then ready.",
+    )
     web_dir: Path = Field(Path("web"), description="The web page and its npm assets (relative: cwd, then the installed copy).")
 
 class EvalConfig(Section):

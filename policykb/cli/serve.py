@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -18,11 +19,18 @@ from policykb.cli.app import AppContext, one_line_errors
 @click.option("--port", type=click.IntRange(0, 65535), help="TCP port (default: [server] port, 8000).")
 @click.option("--access-log", is_flag=True, help="Log every request (off by default: it costs time per query).")
 @click.option(
+    "--warm-up/--no-warm-up",
+    default=None,
+    help="Load the answering models at start, in the background (default: [server] warm_up, on).",
+)
+@click.option(
     "--kb", "kb_dir", type=click.Path(file_okay=False, path_type=Path), help="KB directory (same as the global --kb)."
 )
 @click.pass_obj
 @one_line_errors
-def serve(app: AppContext, host: str | None, port: int | None, access_log: bool, kb_dir: Path | None) -> None:
+def serve(
+    app: AppContext, host: str | None, port: int | None, access_log: bool, warm_up: bool | None, kb_dir: Path | None
+) -> None:
     """Serve the SPARQL 1.1 endpoint (/sparql), the QA API (/ask) and the web page (/).
 
     The server holds the embedded store open: while it runs, write through SPARQL Update or the
@@ -40,6 +48,9 @@ def serve(app: AppContext, host: str | None, port: int | None, access_log: bool,
         config.server.host = host
     if port is not None:
         config.server.port = port
+    if warm_up is not None:
+        config.server.warm_up = warm_up
+    _log_to_stderr()
     application = create_app(config, app.store())
     where = f"http://{config.server.host}:{config.server.port}"
     click.echo(f"serving {config.kb_dir} at {where}/ (SPARQL {where}/sparql, API docs {where}/docs)")
@@ -72,6 +83,17 @@ def serve(app: AppContext, host: str | None, port: int | None, access_log: bool,
         os._exit(code)
     if code:
         sys.exit(code)
+
+
+def _log_to_stderr() -> None:
+    """The server's own lines (e.g. "answering API ready in 9.8 s") beside uvicorn's, in its style."""
+    logger = logging.getLogger("policykb")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -38,12 +38,48 @@ class QAService:
         self._kb: Any = None
         self._lock = threading.Lock()
         self.error = "" if opener else "no answering API is configured"
+        self._warming = False
+        self._warm_error = ""
 
     @property
     def status(self) -> str:
+        if self._warming:
+            return "warming up"
         if self._kb is not None:
-            return "ready"
+            return f"ready (warm-up failed: {self._warm_error})" if self._warm_error else "ready"
         return f"unavailable: {self.error}" if self.error else "not loaded (opens on the first question)"
+
+    def warm_up_in_background(self) -> None:
+        """:meth:`warm_up` in a thread: the server takes requests (SPARQL, /health) meanwhile."""
+        if self._opener is not None:
+            self._warming = True  # before the thread runs: /health never reads "not loaded" at start
+            threading.Thread(target=self.warm_up, name="policykb-warm-up", daemon=True).start()
+
+    def warm_up(self) -> None:
+        """Open the answering API and load what its first question would wait for (the server runs
+        this in a thread at start; a question asked meanwhile waits for the lock, then finds all
+        loaded). A failure is logged and shown in ``status``; the first question then tries again."""
+        if self._opener is None:
+            return
+        with self._lock:
+            self._warming = True
+            started = time.perf_counter()
+            try:
+                kb = self._open()
+                warm = getattr(kb, "warm_up", None)  # an answering API may have nothing to load
+                spent = warm() if callable(warm) else {}
+            except Exception as exc:  # noqa: BLE001 - an optimization failed: report it, keep serving
+                message = " ".join(str(exc).split()) or type(exc).__name__
+                if self._kb is None:
+                    self.error = message
+                else:
+                    self._warm_error = message
+                log.warning("warm-up of the answering API failed: %s", message)
+            else:
+                steps = ", ".join(f"{name} {ms / 1000:.1f} s" for name, ms in spent.items())
+                log.info("answering API ready in %.1f s%s", time.perf_counter() - started, f" ({steps})" if steps else "")
+            finally:
+                self._warming = False
 
     def _open(self) -> Any:
         """The answering API, opened now if need be (the caller holds the lock)."""
@@ -52,6 +88,7 @@ class QAService:
                 raise ModelUnavailableError(self.error)
             self._kb = self._opener()
             self.error = ""
+            self._warm_error = ""
         return self._kb
 
     def ask(self, question: str, mode: str, answer: str) -> dict:
@@ -137,6 +174,8 @@ class ServerState:
         """Work to do on the server's event loop before it takes requests."""
         if self.queries is not None:
             await self.queries.start()
+        if self.config.server.warm_up:
+            self.qa.warm_up_in_background()
 
     async def query(self, request: QueryRequest, accept: str | None, limit: int) -> Payload:
         """Evaluate one read query on the query pool (503 when full, 504 past the deadline)."""

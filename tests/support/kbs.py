@@ -13,11 +13,12 @@ FULL_INDEXES = "[questions]\nbuild = true\n"
 
 
 def build_sample_kb(kb: Path, server_toml: str = "") -> Path:
-    """A KB directory holding examples/sample-kb.trig and a [server] section."""
+    """A KB directory holding examples/sample-kb.trig and a [server] section. Its servers answer
+    SPARQL only: no warm-up of the answering models (the sample store has no chunks to ask)."""
     from store.oxigraph_store import OxigraphStore
 
     kb.mkdir(parents=True, exist_ok=True)
-    (kb / "policykb.toml").write_text(f"[server]\n{server_toml}\n", encoding="utf-8")
+    (kb / "policykb.toml").write_text(f"[server]\nwarm_up = false\n{server_toml}\n", encoding="utf-8")
     store = OxigraphStore(kb / "store")
     store.load(ROOT / "examples" / "sample-kb.trig")
     store.close()
