@@ -53,7 +53,10 @@ def serve(conn: Connection) -> None:
 
 
 def main(argv: list[str]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which then stops us
+    # Ctrl-C, and a SIGTERM sent to the server's whole process group (`timeout`, a service manager),
+    # stop the server, which then stops us: a child killed first would be logged as a crash.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     serve(Connection(int(argv[0])))
 
 

@@ -208,7 +208,10 @@ class ProcessQueryPool:
 
     def _lost(self, worker: _Worker) -> None:
         """A child died on its own: fail its query, replace it (unless children cannot start)."""
-        code = worker.process.poll()
+        try:
+            code = worker.process.wait(timeout=1)  # its socket closed: it is exiting, if not gone
+        except subprocess.TimeoutExpired:
+            code = None
         self._remove(worker)
         if worker.ready:
             self.crashed += 1
