@@ -41,7 +41,7 @@ from spr.qa import KnowledgeBase  # noqa: E402
 from spr.retrieval.fusion import Ranked, is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import hybrid as hybrid_mode  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
-from spr.retrieval.rescore import follow_references, rescore  # noqa: E402
+from spr.retrieval.rescore import follow_references, rescore, with_bonus  # noqa: E402
 from spr.retrieval.sections import FAVOURED  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
@@ -164,6 +164,7 @@ def main() -> int:
                     help="an extra weighting to score (repeatable)")
     ap.add_argument("--section-bonus", type=float, default=None, help="[retrieval] rescore_section_bonus (default: the config's)")
     ap.add_argument("--link-bonus", type=float, default=None, help="[retrieval] rescore_link_bonus (default: the config's)")
+    ap.add_argument("--named-bonus", type=float, default=None, help="[retrieval] rescore_named_bonus (default: the config's)")
     ap.add_argument("--llm-hops", type=int, default=0, metavar="N",
                     help="score hybrid + 1..N LLM hops ([retrieval] llm_hops, the [llm] model; replies cached in the KB) against hybrid, same run")
     args = ap.parse_args()
@@ -192,6 +193,7 @@ def main() -> int:
         weights = c.weights
         bonus = c.rescore_section_bonus if args.section_bonus is None else args.section_bonus
         link_bonus = c.rescore_link_bonus if args.link_bonus is None else args.link_bonus
+        named_bonus = c.rescore_named_bonus if args.named_bonus is None else args.named_bonus
         rankings = []
         for q in questions:
             ranks = {s.name: s.rank(q.question, DEPTH) for s in sigs if not is_second_stage(s)}
@@ -246,7 +248,7 @@ def main() -> int:
                  "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences", "hybrid + sections 1", "hybrid - sections")
         for base in (b for b in (*bases, *args.variant) if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted
             for suffix, cosines in cosine_kinds.items():
-                rescored, blended, unlinked, body = [], [], [], []
+                rescored, blended, unlinked, body, unnamed = [], [], [], [], []
                 for q, fused, ranks in zip(questions, fused_lists[base], rankings, strict=True):
                     top = fused[: c.rescore_top_n]
                     top_texts = [raw.get(ch, "") for ch in top]
@@ -255,6 +257,13 @@ def main() -> int:
                     top_read = [f"{texts.heads.get(ch, '')}\n{raw.get(ch, '')}" for ch in top]  # as OfflineReranker reads them
                     scores_r, _ = rescore(q.question, top, top_read, cosines, c.rescore_dense_weight, favoured, bonus)
                     scores_b, _ = rescore(q.question, top, top_texts, cosines, c.rescore_dense_weight, favoured, bonus)
+                    top_docs = [texts.document.get(ch, "") for ch in top]
+                    _, plain, _ = follow_references(top_docs, top_texts, scores_r, named_by, link_bonus)
+                    unnamed.append([top[i] for i in plain] + fused[c.rescore_top_n :])
+                    # as OfflineReranker does: candidates of documents the question names gain the named bonus
+                    in_question = set(named_by(q.question)) if named_bonus > 0 else set()
+                    scores_r = with_bonus(scores_r, [d in in_question for d in top_docs], named_bonus)
+                    scores_b = with_bonus(scores_b, [d in in_question for d in top_docs], named_bonus)
                     _, linked_b, _ = follow_references([texts.document.get(ch, "") for ch in top], top_texts, scores_b, named_by, link_bonus)
                     body.append([top[i] for i in linked_b] + fused[c.rescore_top_n :])
                     unlinked.append([top[i] for i in sorted(range(len(top)), key=lambda i: (-scores_r[i], i))] + fused[c.rescore_top_n :])
@@ -270,6 +279,7 @@ def main() -> int:
                 if not suffix and base == "hybrid":
                     score(f"{name} + rescore, no links", unlinked)
                     score(f"{name} + rescore, body words only", body)
+                    score(f"{name} + rescore, no named bonus", unnamed)
                 if not suffix and base in ("hybrid", "dense"):
                     score(f"{name} + rescore, RRF", blended)
 

@@ -69,3 +69,27 @@ def test_edges_join_mentions_relations_documents_and_cross_references(graph):
     # labels and mentions restated in every chunk graph join nothing else
     neighbours = {graph.labels[i] for i in graph.graph.neighbors(graph.names[JTF])}
     assert neighbours == {f"{ID}chunk/a1", f"{ID}chunk/a2", COMMISSION}
+
+
+def test_a_document_is_named_by_its_title_without_its_disambiguation_and_accents():
+    """Wikipedia-style titles: "Steven Blankaart (physician)" is named "Steven Blankaart"; a bare
+    one-word form ("Brother") would be named by every text with the word, so it is not one; a
+    question may write "Aschenbrodel" for "Aschenbrödel"."""
+    store = OxigraphStore()
+    titles = {"blankaart": "Steven Blankaart (physician)", "brother": "Brother (Pearl Jam song)", "ballet": "Aschenbrödel"}
+    quads = []
+    for key, title in titles.items():
+        doc, chunk = f"{ID}doc/{key}", f"{ID}chunk/{key}"
+        quads += [
+            _quad(chunk, f"{PKB}partOfDocument", ox.NamedNode(doc), chunk),
+            _quad(chunk, f"{PKB}text", ox.Literal(f"About {title}."), chunk),
+            _quad(doc, f"{DCTERMS}title", ox.Literal(title), doc),
+        ]
+    store.extend(quads)
+    graph = EntityGraph(store)
+    doc = {key: f"{ID}doc/{key}" for key in titles}
+    assert graph.documents_named("Where was Steven Blankaart born?") == {doc["blankaart"]}
+    assert graph.documents_named("a Steven Blankaart (physician) paper") == {doc["blankaart"]}
+    assert graph.documents_named("Who performed Brother, a song?") == set()
+    assert graph.documents_named("Who performed Brother (Pearl Jam song)?") == {doc["brother"]}
+    assert graph.documents_named("Who composed Aschenbrodel?") == {doc["ballet"]}

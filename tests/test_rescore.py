@@ -13,7 +13,7 @@ from spr.qa import KnowledgeBase
 from spr.records import ChunkRef, Evidence
 from spr.retrieval.base import Retriever
 from spr.retrieval.graph import words
-from spr.retrieval.rescore import LINK, OfflineReranker, follow_references, offline_scores
+from spr.retrieval.rescore import LINK, NAMED, OfflineReranker, follow_references, offline_scores
 from store.layout import KBLayout
 
 PENALTY = "What fine must an operator pay who fails to register an installation?"
@@ -133,3 +133,42 @@ def test_the_rescoring_reads_the_heading_path_over_the_text():
     ranked = reranker.search("What share of Spain's final energy will renewables cover in 2030?", 2).evidence
     assert [e.chunk.title for e in ranked][0].startswith("Spain")
     assert ranked[0].score > ranked[1].score
+
+
+def test_a_candidate_of_a_document_the_question_names_gains_the_named_bonus():
+    """"What currency predated the Euro in the country Signmark is from?": Signmark's own passage
+    shares one word with the question, yet it is the first hop."""
+    texts = {"urn:euro": "The euro replaced national currencies such as the Finnish markka in 2002.",
+             "urn:signmark": "Signmark is a Finnish rapper who competed in Finland's qualification.",
+             "urn:peseta": "The peseta was the currency of Spain before the euro."}  # fmt: skip
+    first = [
+        Evidence(kind="chunk", text=t, score=1.0, source="hybrid", chunk=ChunkRef(iri, iri + "-doc", iri[4:], 0, len(t), t))
+        for iri, t in texts.items()
+    ]
+    question = "What currency predated the Euro in the country Signmark is from?"
+    names = {question: {"urn:signmark-doc"}}  # the documents each text names by their title
+
+    def ranked(bonus: float) -> list:
+        reranker = OfflineReranker(_Ranked(first), None, top_n=3, named_by=lambda t: names.get(t, set()), named_bonus=bonus)
+        return list(reranker.search(question, 3).evidence)
+
+    plain, named = ranked(0.0), ranked(0.5)
+    position = {e.chunk.iri: i for i, e in enumerate(plain)}
+    assert position["urn:signmark"] > 0 and all((NAMED, 1) not in e.ranks for e in plain)
+    assert named[0].chunk.iri == "urn:signmark" and (NAMED, 1) in named[0].ranks
+    assert all((NAMED, 1) not in e.ranks for e in named[1:]) and all(0.0 <= e.score <= 1.0 for e in named)
+    assert [e.chunk.iri for e in named[1:]] == [e.chunk.iri for e in plain if e.chunk.iri != "urn:signmark"]
+
+
+def test_hybrid_lifts_the_document_the_question_names(kb_dir):
+    question = "What does the National Solar Plan 2025-2030 require from grid operators?"
+    with KnowledgeBase.open(_rescoring(kb_dir, rescore_named_bonus=0.0)) as kb:
+        before = kb.retriever("hybrid").search(question, 10).evidence
+    with KnowledgeBase.open(_rescoring(kb_dir, rescore_named_bonus=0.5)) as kb:
+        after = kb.retriever("hybrid").search(question, 10).evidence
+    assert not any((NAMED, 1) in e.ranks for e in before)
+    lifted = [e for e in after if (NAMED, 1) in e.ranks]
+    assert lifted and all(e.chunk.title == "National Solar Plan 2025-2030" for e in lifted)
+    assert after[0].chunk.title == "National Solar Plan 2025-2030"
+    earlier = [e.chunk.iri for e in before]
+    assert all(e.chunk.iri not in earlier or i <= earlier.index(e.chunk.iri) for i, e in enumerate(after) if e in lifted)

@@ -168,6 +168,11 @@ class RetrievalConfig(Section):
         description="rescore: added to the score of the best candidate of each document the best candidate names by its title "
         "(a cross-reference: the next hop of a multi-hop question; spr/retrieval/rescore.py). 0 = off.",
     )
+    rescore_named_bonus: float = Field(
+        0.2, ge=0.0, le=1.0,
+        description="rescore: added to the score of a candidate whose document the question names by its title (what a "
+        "multi-hop question's first hop is about; spr/retrieval/rescore.py). 0 = off.",
+    )
 
     @property
     def weights(self) -> dict[str, float]:

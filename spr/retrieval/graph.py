@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 from core.config import RetrievalConfig
@@ -38,6 +39,7 @@ _RELATIONS = (
     f"FILTER EXISTS {{ ?a <{PKB}mentionedIn> ?x }} FILTER EXISTS {{ ?b <{PKB}mentionedIn> ?y }} }}"
 )
 _WORD = re.compile(r"[^\W_]+(?:[-/.][^\W_]+)*")
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # "Taken (film)", "Midway (Arkansas)"
 # A document is named by its title when the title is short enough to be cited verbatim.
 _MAX_TITLE_WORDS = 8
 # Surface forms this short, or these generic words alone, would seed half the graph.
@@ -49,12 +51,33 @@ _GENERIC = frozenset(
 
 
 def words(text: str) -> tuple[str, ...]:
-    """Lower-cased word tokens (keeping "2024/1689", "co2-emissions" whole).
+    """Lower-cased word tokens without accents (keeping "2024/1689", "co2-emissions" whole): a
+    question may write "Aschenbrodel" for "Aschenbrödel".
 
     >>> words("Who enforces Regulation (EU) 2024/1689?")
     ('who', 'enforces', 'regulation', 'eu', '2024/1689')
+    >>> words("Akinoshū Kenji's Aschenbrödel")
+    ('akinoshu', 'kenji', 's', 'aschenbrodel')
     """
+    if not text.isascii():
+        text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
     return tuple(_WORD.findall(text.lower()))
+
+
+def title_forms(title: str) -> list[tuple[str, ...]]:
+    """The word forms by which a text names a document: its title, and without a trailing
+    disambiguation in parentheses when two words or more remain — "Brother (Pearl Jam song)" is
+    named "Brother" no more than any text with the word "brother", but "Steven Blankaart" names
+    "Steven Blankaart (physician)". Titles over :data:`_MAX_TITLE_WORDS` words are not cited verbatim.
+
+    >>> title_forms("The Terminal (film)"), title_forms("Brother (Pearl Jam song)")
+    ([('the', 'terminal', 'film'), ('the', 'terminal')], [('brother', 'pearl', 'jam', 'song')])
+    """
+    forms = [words(title)]
+    bare = _DISAMBIGUATION.sub("", title)
+    if bare != title and len(words(bare)) >= 2:
+        forms.append(words(bare))
+    return [f for f in forms if len(f) <= _MAX_TITLE_WORDS]
 
 
 class EntityGraph:
@@ -78,9 +101,8 @@ class EntityGraph:
         for r in store.select(_SURFACES).rows:
             self._add_surface(words(r["s"].value), r["e"].value)  # type: ignore[union-attr]
         for _, doc, title, _ in documents:
-            title_words = words(title)
-            if len(title_words) <= _MAX_TITLE_WORDS:
-                self._add_surface(title_words, doc)
+            for form in title_forms(title):
+                self._add_surface(form, doc)
         edges = {(names[e], names[c]) for e, c in mentions}
         edges |= {tuple(sorted((names[a], names[b]))) for a, b in relations if a in names and b in names}
         edges |= {(names[d], names[c]) for c, d, _, _ in documents}  # a document and its chunks

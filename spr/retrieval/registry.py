@@ -115,7 +115,7 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
 
         fused = OfflineReranker(  # type: ignore[attr-defined]
             fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
-            named_by=named_by, link_bonus=c.rescore_link_bonus,
+            named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus,
         )
     if c.llm_hops:
         from spr.retrieval.hop import LLMHopRetriever

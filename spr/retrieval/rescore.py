@@ -14,6 +14,11 @@ section of the kind the question asks for: "Entry into force", "Penalties", …;
 little meaning with the question, and by cosine alone it would lose its place to the act's
 articles on the question's topic.
 
+A candidate whose document the question names by its title gains ``named_bonus``: a question
+names the thing its first hop is about ("What currency predated the Euro in the country Signmark
+is from?" — Signmark's passage says only that Signmark is Finnish, and shares one word with the
+question, so it stood 16th by cosine and word overlap; MuSiQue, README "Retrieval").
+
 A candidate that the best candidate names — its document's title occurs in the best candidate's
 text (the cross-references of :class:`spr.retrieval.graph.EntityGraph`) — gains ``link_bonus``,
 the best-scored candidate of each named document only: it is the next hop (never ahead of the
@@ -38,6 +43,7 @@ from spr.retrieval.sections import favoured_section
 Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs) -> cosine per chunk
 NamedBy = Callable[[str], Collection[str]]  # a chunk's text -> the documents it names by their title
 LINK = "named by"  # Evidence.ranks entry of a next hop: ("named by", 1), named by the first candidate
+NAMED = "named in question"  # Evidence.ranks entry of a candidate whose document the question names: (NAMED, 1)
 
 
 def under_heads(chunk: ChunkRef, text: str) -> str:
@@ -80,9 +86,19 @@ def rescore(
         except StoreError as exc:
             note = f"rescored by word overlap only: {exc}"
     scores = offline_scores(question, texts, [cos.get(c) for c in chunks], dense_weight)
-    if bonus > 0 and any(c in favoured for c in chunks):
-        scores = [(v + bonus if c in favoured else v) / (1 + bonus) for v, c in zip(scores, chunks, strict=True)]
-    return scores, note
+    return with_bonus(scores, [c in favoured for c in chunks], bonus), note
+
+
+def with_bonus(scores: Sequence[float], chosen: Sequence[bool], bonus: float) -> list[float]:
+    """``bonus`` added to the ``chosen`` scores, then all divided by 1 + ``bonus`` (scores stay in
+    [0, 1]); unchanged when none is chosen.
+
+    >>> with_bonus([0.5, 0.7], [True, False], 0.5)
+    [0.6666666666666666, 0.4666666666666666]
+    """
+    if bonus <= 0 or not any(chosen):
+        return list(scores)
+    return [(v + bonus if c else v) / (1 + bonus) for v, c in zip(scores, chosen, strict=True)]
 
 
 def follow_references(
@@ -117,11 +133,12 @@ def follow_references(
 class OfflineReranker(Retriever):
     """``inner``'s first ``top_n`` (at least ``k``) candidates, reordered by :func:`rescore`; each
     keeps its first-stage ranks and gains ``("rescore", r)``, a next hop also ``("named by", 1)``
-    (:func:`follow_references`; ``named_by`` None: none). The name stays the inner one's."""
+    (:func:`follow_references`; ``named_by`` None: none), and one of a document the question names
+    ``(NAMED, 1)``. The name stays the inner one's."""
 
     def __init__(
         self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0,
-        named_by: NamedBy | None = None, link_bonus: float = 0.0,
+        named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0,
     ):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
@@ -133,6 +150,7 @@ class OfflineReranker(Retriever):
         self.section_bonus = section_bonus
         self.named_by = named_by
         self.link_bonus = link_bonus
+        self.named_bonus = named_bonus
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -147,9 +165,15 @@ class OfflineReranker(Retriever):
         read = [under_heads(e.chunk, e.text) for e in candidates]  # type: ignore[arg-type]
         scores, note = rescore(question, iris, read, self.cosines, self.dense_weight, favoured, self.section_bonus)
         documents = [e.chunk.document for e in candidates]  # type: ignore[union-attr]
+        in_question = set(self.named_by(question)) if self.named_by is not None and self.named_bonus > 0 else set()
+        named = [d in in_question for d in documents]
+        scores = with_bonus(scores, named, self.named_bonus)
         scores, ranked, hops = follow_references(documents, texts, scores, self.named_by, self.link_bonus)
         evidence = tuple(
-            replace(candidates[i], score=scores[i], ranks=(*candidates[i].ranks, ("rescore", r), *([(LINK, 1)] if i in hops else [])))
+            replace(
+                candidates[i], score=scores[i],
+                ranks=(*candidates[i].ranks, ("rescore", r), *([(NAMED, 1)] if named[i] else []), *([(LINK, 1)] if i in hops else [])),
+            )
             for r, i in enumerate(ranked[:k], 1)
         )
         timings = {**dict(first.trace.timings_ms), "rescore": elapsed_ms(started)}
