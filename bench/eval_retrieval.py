@@ -124,7 +124,7 @@ def score_llm_hops(kb, questions, most: int, scores_of) -> tuple[dict[str, dict[
     c = kb.config.retrieval
     inner = kb.retriever("hybrid")
     answerable = [q for q in questions if q.answerable]
-    runs = {"hybrid (retriever)": [(q, [e.chunk.iri for e in inner.search(q.question, 10).evidence if e.chunk]) for q in answerable]}
+    runs = {}
     cost, before = {}, [0.0] * len(answerable)
     for hops in range(1, most + 1):
         retriever = LLMHopRetriever(inner, lambda: kb.llm, hops=hops, passages=c.llm_hop_passages, keep=c.llm_hop_keep)
@@ -143,6 +143,22 @@ def score_llm_hops(kb, questions, most: int, scores_of) -> tuple[dict[str, dict[
         per_q = scores_of(pairs)
         systems[label] = {key: round(sum(d[key] for d in per_q) / len(per_q), 3) for key in per_q[0]} if per_q else {}
     return systems, cost
+
+
+def score_retriever(kb, questions, scores_of) -> dict[str, dict[str, float]]:
+    """``hybrid`` as the product runs it (``kb.retriever``, top 10) — the rows above rebuild its
+    steps from shared rankings, all but the pulling in of named documents — and the same with
+    that step off (``[retrieval] rescore_pull = false``), scored on the answerable questions."""
+    config = kb.config.model_copy(update={"retrieval": kb.config.retrieval.model_copy(update={"rescore_pull": False})})
+    answerable = [q for q in questions if q.answerable]
+    systems = {}
+    for label, retriever in (
+        ("hybrid (retriever)", kb.retriever("hybrid")),
+        ("hybrid (retriever), no pull", KnowledgeBase(config, kb.store, embedder=kb.embedder).retriever("hybrid")),
+    ):
+        per_q = scores_of([(q, [e.chunk.iri for e in retriever.search(q.question, 10).evidence if e.chunk]) for q in answerable])
+        systems[label] = {key: round(sum(d[key] for d in per_q) / len(per_q), 3) for key in per_q[0]} if per_q else {}
+    return systems
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -283,6 +299,7 @@ def main() -> int:
                 if not suffix and base in ("hybrid", "dense"):
                     score(f"{name} + rescore, RRF", blended)
 
+        systems.update(score_retriever(kb, questions, lambda qs: [gold_scores(args.set, q, r, texts) for q, r in qs]))
         if args.llm_hops:
             hop_systems, hop_cost = score_llm_hops(kb, questions, args.llm_hops, lambda qs: [gold_scores(args.set, q, r, texts) for q, r in qs])
             systems.update(hop_systems)

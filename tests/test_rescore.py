@@ -172,3 +172,49 @@ def test_hybrid_lifts_the_document_the_question_names(kb_dir):
     assert after[0].chunk.title == "National Solar Plan 2025-2030"
     earlier = [e.chunk.iri for e in before]
     assert all(e.chunk.iri not in earlier or i <= earlier.index(e.chunk.iri) for i, e in enumerate(after) if e in lifted)
+
+
+def test_a_document_the_first_names_is_pulled_in_when_no_candidate_is_from_it():
+    """"What kind of university did the author of Alexander and the Terrible, … attend?": the book's
+    passage names Judith Viorst, whose passage the first stage did not find."""
+    def chunk(iri: str, text: str, score: float) -> Evidence:
+        return Evidence(kind="chunk", text=text, score=score, source="hybrid", chunk=ChunkRef(iri, iri + "-doc", iri[4:], 0, len(text), text))
+
+    first = [chunk("urn:book", "Alexander and the Terrible Day is a children's book written by Judith Viorst.", 1.0),
+             chunk("urn:other", "A university of the land-grant kind teaches agriculture.", 0.9)]  # fmt: skip
+    viorst = chunk("urn:viorst", "Viorst is a graduate of Rutgers University in Newark.", 0.35)
+    asked: list = []
+
+    def pull(question, documents):
+        asked.append(sorted(documents))
+        return [viorst] if "urn:viorst-doc" in documents else []
+
+    def named_by(text):
+        return {"urn:viorst-doc", "urn:book-doc"} if "Judith Viorst" in text else set()
+
+    question = "What kind of university did the author of Alexander and the Terrible Day attend?"
+    plain = OfflineReranker(_Ranked(first), None, top_n=2, named_by=named_by, link_bonus=0.1).search(question, 3).evidence
+    pulled = OfflineReranker(_Ranked(first), None, top_n=2, named_by=named_by, link_bonus=0.1, pull=pull).search(question, 3).evidence
+    assert [e.chunk.iri for e in plain] == ["urn:book", "urn:other"]
+    assert asked == [["urn:viorst-doc"]]  # only a named document that no candidate is from (not the first's own)
+    assert [e.chunk.iri for e in pulled][0] == "urn:book" and "urn:viorst" in [e.chunk.iri for e in pulled]
+    hop = next(e for e in pulled if e.chunk.iri == "urn:viorst")
+    assert (LINK, 1) in hop.ranks and hop.ranks[0][0] == "rescore"  # no first-stage rank: it was pulled
+    assert 0.0 <= hop.score <= pulled[0].score
+
+
+def test_hybrid_pulls_in_the_document_its_first_passage_names(kb_dir):
+    """With two candidates, the Monitoring Center's decision names the National Solar Plan
+    2025-2030, which then has no candidate: it is pulled in."""
+    question = "What does the National Energy Monitoring Center collect data on?"
+    with KnowledgeBase.open(_rescoring(kb_dir, rescore_top_n=2, rescore_pull=False)) as kb:
+        before = kb.retriever("hybrid").search(question, 2).evidence
+    with KnowledgeBase.open(_rescoring(kb_dir, rescore_top_n=2)) as kb:
+        after = kb.retriever("hybrid").search(question, 3).evidence
+    assert before[0].chunk.title.startswith("Decision on the Establishment")
+    assert "National Solar Plan 2025-2030" in before[0].text
+    assert all(e.chunk.title != "National Solar Plan 2025-2030" for e in before)
+    pulled = [e for e in after if e.chunk.title == "National Solar Plan 2025-2030"]
+    assert pulled and (LINK, 1) in pulled[0].ranks and after[0].chunk.iri == before[0].chunk.iri
+    assert pulled[0].chunk.heading_path  # evidence as the fused stage makes it: heading path, offsets
+    assert pulled[0].text in pulled[0].chunk.text or pulled[0].chunk.text in pulled[0].text

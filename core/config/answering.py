@@ -168,6 +168,11 @@ class RetrievalConfig(Section):
         description="rescore: added to the score of the best candidate of each document the best candidate names by its title "
         "(a cross-reference: the next hop of a multi-hop question; spr/retrieval/rescore.py). 0 = off.",
     )
+    rescore_pull: bool = Field(
+        True,
+        description="rescore: a document the best candidate names by its title, none of whose chunks is a candidate, is pulled "
+        "in (its chunk closest to the question, with the link bonus; spr/retrieval/rescore.py).",
+    )
     rescore_named_bonus: float = Field(
         0.2, ge=0.0, le=1.0,
         description="rescore: added to the score of a candidate whose document the question names by its title (what a "

@@ -96,6 +96,9 @@ class EntityGraph:
         self.labels = list(names)
         self.chunk_ids = {c for _, c in mentions} | {c for c, _, _, _ in documents}
         self.documents = {d for _, d, _, _ in documents}
+        self.chunks_of: dict[str, list[str]] = {}  # document -> its chunks
+        for chunk, doc, _, _ in documents:
+            self.chunks_of.setdefault(doc, []).append(chunk)
         # first word of a surface form -> its length in words -> surface words -> entities and documents
         self.surfaces: dict[str, dict[int, dict[tuple[str, ...], set[str]]]] = {}
         for r in store.select(_SURFACES).rows:

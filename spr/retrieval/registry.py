@@ -20,13 +20,14 @@ Factories only wire objects; indexes and models load on first use.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from core.errors import InputError
+from spr.records import Evidence
 from spr.retrieval import community, global_search, local_search, naive_kg
 from spr.retrieval.base import Retriever, Services
 from spr.retrieval.dual import DualRetriever
-from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever, words_lead
+from spr.retrieval.fusion import FusedRetriever, Signal, SignalRetriever, fused_evidence, words_lead
 from spr.retrieval.keyword import KeywordSignal, load_keyword_index
 from spr.retrieval.question_bank import QuestionBankAdapter, QuestionBankRetriever, QuestionSignal
 from spr.retrieval.semantic_parsing import SemanticParsingRetriever
@@ -105,7 +106,7 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         note = f"documents in {name}, which the embedder was not trained on: BM25 leads, no cosine rescoring"
     fused: Retriever = FusedRetriever(kb.store, sigs, weights or c.weights, rrf_k=c.rrf_k, depth=c.depth, note=note)
     if c.rescore and not foreign:
-        from spr.retrieval.rescore import OfflineReranker
+        from spr.retrieval.rescore import OfflineReranker, closest_chunks
 
         dense = next(s for s in sigs if s.name == "dense")  # the fusion's own: its chunk index is loaded once
         graph = next(s for s in sigs if s.name == "graph")  # its graph holds the cross-references, read once
@@ -113,9 +114,15 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         def named_by(text: str) -> set[str]:
             return graph.graph.documents_named(text)  # type: ignore[attr-defined]
 
+        def pull(question: str, documents: Collection[str]) -> list[Evidence]:
+            chunks_of = graph.graph.chunks_of  # type: ignore[attr-defined]
+            return closest_chunks(
+                question, documents, lambda d: chunks_of.get(d, ()), dense.similarities, lambda f: fused_evidence(kb.store, f, "hybrid")
+            )
+
         fused = OfflineReranker(  # type: ignore[attr-defined]
             fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
-            named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus,
+            named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus, pull=pull if c.rescore_pull else None,
         )
     if c.llm_hops:
         from spr.retrieval.hop import LLMHopRetriever

@@ -22,7 +22,11 @@ question, so it stood 16th by cosine and word overlap; MuSiQue, README "Retrieva
 A candidate that the best candidate names — its document's title occurs in the best candidate's
 text (the cross-references of :class:`spr.retrieval.graph.EntityGraph`) — gains ``link_bonus``,
 the best-scored candidate of each named document only: it is the next hop (never ahead of the
-candidate that names it). "Scott Howell is a consultant who has worked with the mayor of what
+candidate that names it). A named document none of whose chunks is a candidate is pulled in
+(``pull``): its chunk closest to the question, scored like the others, with the same bonus — the
+first stage ranks a next hop by its likeness to the question, which is what a next hop lacks
+("What kind of university did the author of *Alexander and the Terrible, …* attend?": the book's
+passage names Judith Viorst, whose passage was not among the top 20). "Scott Howell is a consultant who has worked with the mayor of what
 city?" matches Scott Howell's passage, which names Rudy Giuliani; Giuliani's passage shares
 little with the question and stood 7th by cosine and word overlap (HotpotQA, README
 "Retrieval").
@@ -38,10 +42,13 @@ from core.errors import StoreError
 from spr.lexical import lexical_scores
 from spr.records import ChunkRef, Evidence, Retrieval
 from spr.retrieval.base import Retriever, elapsed_ms
+from spr.retrieval.fusion import Fused
 from spr.retrieval.sections import favoured_section
 
 Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs) -> cosine per chunk
 NamedBy = Callable[[str], Collection[str]]  # a chunk's text -> the documents it names by their title
+Pull = Callable[[str, Collection[str]], list[Evidence]]  # (question, documents) -> each one's closest chunk, score = cosine
+MAX_PULLED = 10  # documents pulled in per question (a passage may name dozens)
 LINK = "named by"  # Evidence.ranks entry of a next hop: ("named by", 1), named by the first candidate
 NAMED = "named in question"  # Evidence.ranks entry of a candidate whose document the question names: (NAMED, 1)
 
@@ -130,15 +137,33 @@ def follow_references(
     return new, sorted(range(len(new)), key=lambda i: (i != head, -new[i], i)), chosen
 
 
+def closest_chunks(
+    question: str, documents: Collection[str], chunks_of: Callable[[str], Sequence[str]], cosines: Cosines,
+    evidence: Callable[[list[Fused]], list[Evidence]],
+) -> list[Evidence]:
+    """Each document's chunk closest to ``question`` (the best window cosine) as evidence with that
+    cosine as its score, documents in the given order; one without chunk vectors is left out."""
+    chunks = [c for d in documents for c in chunks_of(d)]
+    cos = cosines(question, chunks) if chunks else {}
+    best = []
+    for d in documents:
+        scored = [(cos[c], c) for c in chunks_of(d) if c in cos]
+        if scored:
+            score, chunk = max(scored, key=lambda x: (x[0], x[1]))
+            best.append(Fused(chunk, score, (), ()))
+    return evidence(best)
+
+
 class OfflineReranker(Retriever):
     """``inner``'s first ``top_n`` (at least ``k``) candidates, reordered by :func:`rescore`; each
     keeps its first-stage ranks and gains ``("rescore", r)``, a next hop also ``("named by", 1)``
     (:func:`follow_references`; ``named_by`` None: none), and one of a document the question names
-    ``(NAMED, 1)``. The name stays the inner one's."""
+    ``(NAMED, 1)``. A document the first names that no candidate is from is pulled in by ``pull``
+    (None: not). The name stays the inner one's."""
 
     def __init__(
         self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0,
-        named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0,
+        named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0, pull: Pull | None = None,
     ):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
@@ -151,6 +176,7 @@ class OfflineReranker(Retriever):
         self.named_by = named_by
         self.link_bonus = link_bonus
         self.named_bonus = named_bonus
+        self.pull = pull
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -169,6 +195,14 @@ class OfflineReranker(Retriever):
         named = [d in in_question for d in documents]
         scores = with_bonus(scores, named, self.named_bonus)
         scores, ranked, hops = follow_references(documents, texts, scores, self.named_by, self.link_bonus)
+        pulled = self._pulled(question, candidates, documents, scores, ranked)
+        if pulled:  # after the first, in score order with the rest (a candidate first on a tie)
+            for e, score in pulled:
+                candidates.append(e)
+                scores.append(score)
+                named.append(False)
+                hops.add(len(candidates) - 1)
+            ranked = ranked[:1] + sorted(ranked[1:] + list(range(len(candidates) - len(pulled), len(candidates))), key=lambda i: -scores[i])
         evidence = tuple(
             replace(
                 candidates[i], score=scores[i],
@@ -179,3 +213,21 @@ class OfflineReranker(Retriever):
         timings = {**dict(first.trace.timings_ms), "rescore": elapsed_ms(started)}
         notes = "; ".join(n for n in (first.trace.note, note) if n)
         return Retrieval(evidence, replace(first.trace, note=notes, timings_ms=timings))
+
+    def _pulled(
+        self, question: str, candidates: list[Evidence], documents: list[str], scores: list[float], ranked: list[int]
+    ) -> list[tuple[Evidence, float]]:
+        """The chunks of the documents the first candidate names that no candidate is from, each
+        scored as :func:`rescore` scores (the cosine it came with and word overlap) plus the link
+        bonus, up to the first's score."""
+        if self.pull is None or self.named_by is None or self.link_bonus <= 0 or not ranked:
+            return []
+        head = ranked[0]
+        have = set(documents)
+        missing = [d for d in sorted(set(self.named_by(candidates[head].text))) if d not in have][:MAX_PULLED]
+        if not missing:
+            return []
+        found = self.pull(question, missing)
+        read = [under_heads(e.chunk, e.text) for e in found]  # type: ignore[arg-type]
+        offline = offline_scores(question, read, [e.score for e in found], self.dense_weight)
+        return [(e, min(v + self.link_bonus, scores[head])) for e, v in zip(found, offline, strict=True)]
