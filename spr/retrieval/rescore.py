@@ -22,14 +22,14 @@ question, so it stood 16th by cosine and word overlap; MuSiQue, README "Retrieva
 A candidate that the best candidate names — its document's title occurs in the best candidate's
 text (the cross-references of :class:`spr.retrieval.graph.EntityGraph`) — gains ``link_bonus``,
 the best-scored candidate of each named document only: it is the next hop (never ahead of the
-candidate that names it). A named document none of whose chunks is a candidate is pulled in
-(``pull``): its chunk closest to the question, scored like the others, with the same bonus — the
-first stage ranks a next hop by its likeness to the question, which is what a next hop lacks
-("What kind of university did the author of *Alexander and the Terrible, …* attend?": the book's
-passage names Judith Viorst, whose passage was not among the top 20). "Scott Howell is a consultant who has worked with the mayor of what
+candidate that names it). "Scott Howell is a consultant who has worked with the mayor of what
 city?" matches Scott Howell's passage, which names Rudy Giuliani; Giuliani's passage shares
 little with the question and stood 7th by cosine and word overlap (HotpotQA, README
-"Retrieval").
+"Retrieval"). A named document none of whose chunks is a candidate is pulled in (``pull``): its
+chunk closest to the question, scored like the others, with the same bonus — the first stage
+ranks a next hop by its likeness to the question, which is what a next hop lacks ("What kind of
+university did the author of *Alexander and the Terrible, …* attend?": the book's passage names
+Judith Viorst, whose passage was not among the top 20).
 """
 
 from __future__ import annotations
@@ -196,13 +196,13 @@ class OfflineReranker(Retriever):
         scores = with_bonus(scores, named, self.named_bonus)
         scores, ranked, hops = follow_references(documents, texts, scores, self.named_by, self.link_bonus)
         pulled = self._pulled(question, candidates, documents, scores, ranked)
-        if pulled:  # after the first, in score order with the rest (a candidate first on a tie)
-            for e, score in pulled:
-                candidates.append(e)
-                scores.append(score)
-                named.append(False)
-                hops.add(len(candidates) - 1)
-            ranked = ranked[:1] + sorted(ranked[1:] + list(range(len(candidates) - len(pulled), len(candidates))), key=lambda i: -scores[i])
+        if pulled:  # appended as next hops, then ordered with the rest after the first (stable: a candidate first on a tie)
+            added = range(len(candidates), len(candidates) + len(pulled))
+            candidates += [e for e, _ in pulled]
+            scores += [score for _, score in pulled]
+            named += [False] * len(pulled)
+            hops |= set(added)
+            ranked = ranked[:1] + sorted([*ranked[1:], *added], key=lambda i: -scores[i])
         evidence = tuple(
             replace(
                 candidates[i], score=scores[i],
