@@ -96,8 +96,8 @@ class EntityGraph:
         self.labels = list(names)
         self.chunk_ids = {c for _, c in mentions} | {c for c, _, _, _ in documents}
         self.documents = {d for _, d, _, _ in documents}
-        self.chunks_of: dict[str, list[str]] = {}  # document -> its chunks
-        for chunk, doc, _, _ in documents:
+        self.chunks_of: dict[str, list[str]] = {}  # document -> its chunks (a row per title: each once)
+        for chunk, doc in dict.fromkeys((c, d) for c, d, _, _ in documents):
             self.chunks_of.setdefault(doc, []).append(chunk)
         # first word of a surface form -> its length in words -> surface words -> entities and documents
         self.surfaces: dict[str, dict[int, dict[tuple[str, ...], set[str]]]] = {}
