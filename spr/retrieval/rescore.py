@@ -137,6 +137,20 @@ def follow_references(
     return new, sorted(range(len(new)), key=lambda i: (i != head, -new[i], i)), chosen
 
 
+def _remembered(named_by: NamedBy | None) -> NamedBy | None:
+    """``named_by`` answering each text from memory after its first call (for one search)."""
+    if named_by is None:
+        return None
+    seen: dict[str, Collection[str]] = {}
+
+    def remembered(text: str) -> Collection[str]:
+        if text not in seen:
+            seen[text] = named_by(text)
+        return seen[text]
+
+    return remembered
+
+
 def closest_chunks(
     question: str, documents: Collection[str], chunks_of: Callable[[str], Sequence[str]], cosines: Cosines,
     evidence: Callable[[list[Fused]], list[Evidence]],
@@ -191,11 +205,12 @@ class OfflineReranker(Retriever):
         read = [under_heads(e.chunk, e.text) for e in candidates]  # type: ignore[arg-type]
         scores, note = rescore(question, iris, read, self.cosines, self.dense_weight, favoured, self.section_bonus)
         documents = [e.chunk.document for e in candidates]  # type: ignore[union-attr]
-        in_question = set(self.named_by(question)) if self.named_by is not None and self.named_bonus > 0 else set()
+        named_by = _remembered(self.named_by)  # the first candidate's text is read for names once, for hops and pulls
+        in_question = set(named_by(question)) if named_by is not None and self.named_bonus > 0 else set()
         named = [d in in_question for d in documents]
         scores = with_bonus(scores, named, self.named_bonus)
-        scores, ranked, hops = follow_references(documents, texts, scores, self.named_by, self.link_bonus)
-        pulled = self._pulled(question, candidates, documents, scores, ranked)
+        scores, ranked, hops = follow_references(documents, texts, scores, named_by, self.link_bonus)
+        pulled = self._pulled(question, candidates, documents, scores, ranked, named_by)
         if pulled:  # appended as next hops, then ordered with the rest after the first (stable: a candidate first on a tie)
             added = range(len(candidates), len(candidates) + len(pulled))
             candidates += [e for e, _ in pulled]
@@ -215,16 +230,17 @@ class OfflineReranker(Retriever):
         return Retrieval(evidence, replace(first.trace, note=notes, timings_ms=timings))
 
     def _pulled(
-        self, question: str, candidates: list[Evidence], documents: list[str], scores: list[float], ranked: list[int]
+        self, question: str, candidates: list[Evidence], documents: list[str], scores: list[float], ranked: list[int],
+        named_by: NamedBy | None,
     ) -> list[tuple[Evidence, float]]:
         """The chunks of the documents the first candidate names that no candidate is from, each
         scored as :func:`rescore` scores (the cosine it came with and word overlap) plus the link
         bonus, up to the first's score."""
-        if self.pull is None or self.named_by is None or self.link_bonus <= 0 or not ranked:
+        if self.pull is None or named_by is None or self.link_bonus <= 0 or not ranked:
             return []
         head = ranked[0]
         have = set(documents)
-        missing = [d for d in sorted(set(self.named_by(candidates[head].text))) if d not in have][:MAX_PULLED]
+        missing = [d for d in sorted(set(named_by(candidates[head].text))) if d not in have][:MAX_PULLED]
         if not missing:
             return []
         found = self.pull(question, missing)
