@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from kgpipeline.extract.acts import title_adoption
 from kgpipeline.extract.base import DATE_TIME, ChunkExtraction, Mention, day_lexical
 from kgpipeline.records import Segmentation, SourceDocument
 from store.vocab import DCTERMS, ELI, PKB, RDF, RDFS, SKOS, XSD, mint
@@ -114,10 +115,12 @@ def build_document_graphs(
     add(Quad(d, P_IDENT, Literal(doc.doc_id), d))
     add(Quad(d, P_HASH, Literal(doc.content_hash), d))
     add(Quad(d, P_SOURCE, Literal(doc.source), d))
-    issued = issued_date(doc.metadata)
+    # An EU act's formal title states who adopted it and when where the metadata does not.
+    adoption = title_adoption(doc.title or "")
+    issued = issued_date(doc.metadata) or (adoption.date if adoption else None)
     if issued:
         add(Quad(d, P_ISSUED, Literal(day_lexical(issued), datatype=_DATE), d))
-    for issuer in metadata_values(doc.metadata, _ISSUER_KEYS):
+    for issuer in metadata_values(doc.metadata, _ISSUER_KEYS) or (adoption.issuers if adoption else ()):
         add(Quad(d, P_PUBLISHER, Literal(issuer), d))
     # dcterms:identifier stays the one document id (evidence maps back through it); the others
     # are ELI local ids (a CELEX number) or, when they are URLs, rdfs:seeAlso links (an ELI URI).

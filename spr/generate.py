@@ -53,6 +53,7 @@ class Candidate:
     source: ChunkRef | None
     span: Span | None  # offsets within ``source.text`` (None for a fact)
     is_fact: bool
+    confidence: float | None = None  # a fact's (Evidence.confidence)
 
 
 def candidates(context: FusedContext) -> list[Candidate]:
@@ -62,7 +63,7 @@ def candidates(context: FusedContext) -> list[Candidate]:
     for piece in context.pieces:
         source = context.sources.get(piece.cid)
         if piece.kind == "triple":
-            out.append(Candidate(piece.cid, piece.text, source, None, True))
+            out.append(Candidate(piece.cid, piece.text, source, None, True, piece.evidence.confidence))
             continue
         title = " ".join(source.title.split()).casefold() if source is not None else ""
         for span in sentences(source.text if source is not None else piece.text):
@@ -89,10 +90,16 @@ class ExtractiveGenerator:
     check: bool = False  # [answer] check_answerable: abstain when the evidence cannot hold the answer
     list_chars: int = 0  # [answer] list_chars: a list's lead-in and items are quoted together (0 = never)
     check_question: str | None = None  # what the check reads instead: the question in the documents' language
+    fact_confidence: float | None = None  # [retrieval] facts_min_confidence: facts this sure answer, whatever their wording
 
     def generate(self, question: str, context: FusedContext) -> Draft:
         pool = candidates(context)
         scores = self.scorer.score(question, [c.text for c in pool])
+        if self.fact_confidence is not None:
+            # A fact this sure of answers the parsed question, whatever words it shares with it
+            # ("Which institutions adopted the GDPR?" → "European Parliament issues Regulation (EU) 2016/679.").
+            floor = self.scorer.threshold
+            scores = [max(s, floor) if c.is_fact and (c.confidence or 0.0) >= self.fact_confidence else s for s, c in zip(scores, pool, strict=True)]
         ranked = sorted(
             (pair for pair in zip(scores, range(len(pool))) if pair[0] >= self.scorer.threshold),
             key=lambda pair: (-pair[0], pair[1]),

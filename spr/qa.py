@@ -358,6 +358,7 @@ class KnowledgeBase:
             check=run.checked,
             list_chars=cfg.list_chars,
             check_question=run.translation,
+            fact_confidence=self.config.retrieval.facts_min_confidence,
         )
 
     def _scorer(self, translation: str | None = None) -> SentenceScorer:

@@ -7,6 +7,8 @@ citation handling is under test. The real embedded model runs in tests/test_qa.p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.llm.base import LLM, Completion, Request
 from core.usage import Usage, UsageTracker
 from spr.fuse import fuse
@@ -70,6 +72,19 @@ def test_extractive_answer_puts_relevant_facts_first_and_cites_their_chunk():
     assert draft.text.startswith("National Energy Bureau issues National Solar Plan. [1]")
     plan = next(c for c in draft.citations if c.id == 1)
     assert plan.chunk == PLAN.iri and plan.quote == PLAN_TEXT  # the fact's supporting sentence
+
+
+def test_a_confident_fact_answers_whatever_its_wording():
+    """The parse, linking and query vouch for a confident fact; a question worded unlike its
+    verbalization ("adopted" for "issues") still gets it — a fact under the bar is scored like a sentence."""
+    def context(confidence: float):
+        return fuse([replace(issues_fact(PLAN), confidence=confidence), passage(ACT)], 1000)
+
+    question = "Which authority adopted it?"
+    sure = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2, fact_confidence=1.0).generate(question, context(1.0))
+    assert sure.text.startswith("National Energy Bureau issues National Solar Plan. [1]")
+    unsure = ExtractiveGenerator(LexicalScorer(0.3), max_facts=3, max_sentences=2, fact_confidence=1.0).generate(question, context(0.5))
+    assert "issues National Solar Plan" not in unsure.text
 
 
 def test_extractive_answer_abstains_when_nothing_is_relevant():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.resources import resource_dir
-from kgpipeline.extract.acts import act_from_celex, act_references, own_act
+from kgpipeline.extract.acts import Adoption, act_from_celex, act_references, own_act, title_adoption
 from kgpipeline.extract.lexicon_extractor import LexiconExtractor
 from kgpipeline.extract.policy_facts import PolicyFactExtractor
 from kgpipeline.ontology import read_ontologies
@@ -19,7 +19,7 @@ from kgpipeline.shacl import ShapeValidator
 from kgpipeline.validate import validate_document
 from kgpipeline.write import build_document_graphs
 from store.oxigraph_store import OxigraphStore
-from store.vocab import PKB, SKOS
+from store.vocab import DCTERMS, PKB, SKOS
 
 BASE = "https://example.org/kb/"
 CATEGORY = "legal-regulation"
@@ -158,6 +158,45 @@ def test_the_title_and_metadata_state_the_acts_own_links_once(extractor):
     assert not triples(rest, "amends") and not triples(rest, "issues")
 
 
+@pytest.mark.parametrize(
+    ("title", "issuers", "day"),
+    [  # real formal titles (EUR-Lex), the non-breaking spaces included
+        ("Directive (EU) 2022/2555 of the European Parliament and of the Council of 14\xa0December 2022 on measures for a "
+         "high common level of cybersecurity across the Union, amending Regulation (EU) No\xa0910/2014",
+         ("European Parliament", "Council of the European Union"), "2022-12-14"),
+        ("Council Directive 2010/18/EU of 8 March 2010 implementing the revised Framework Agreement on parental leave",
+         ("Council of the European Union",), "2010-03-08"),
+        ("Commission Delegated Regulation (EU) 2019/856 of 26 February 2019 supplementing Directive 2003/87/EC",
+         ("European Commission",), "2019-02-26"),
+        ("European Parliament and Council Directive 94/62/EC of 20 December 1994 on packaging and packaging waste",
+         ("European Parliament", "Council of the European Union"), "1994-12-20"),
+        ("Decision No 529/2013/EU of the European Parliament and of the Council of 21 May 2013 on accounting rules",
+         ("European Parliament", "Council of the European Union"), "2013-05-21"),
+    ],
+)  # fmt: skip
+def test_an_eu_acts_formal_title_says_who_adopted_it_and_when(title, issuers, day):
+    assert title_adoption(title) == Adoption(issuers, day)
+
+
+def test_titles_that_are_not_formal_eu_titles_say_nothing():
+    for title in ("Renewable Energy Act of 2024", "Regulation on Energy Efficiency in Public Buildings",
+                  "Proposal for a Regulation of the European Parliament and of the Council", "GDPR Article 5", ""):  # fmt: skip
+        assert title_adoption(title) is None
+    assert title_adoption("Council Regulation (EU) 2020/1 of 31 February 2020").date is None  # no such day: no date, not a wrong one
+
+
+def test_without_issuer_metadata_the_formal_title_names_the_issuers(extractor):
+    title = "Regulation (EU) 2031/42 of the European Parliament and of the Council of 30 June 2031 on data sharing"
+    ex = facts(extractor, doc("Article 1 This Regulation lays down rules on data sharing. " + "It applies to data holders. " * 200, title=title))
+    assert triples(ex[:1], "issues") == {("European Parliament", "Regulation (EU) 2031/42"),
+                                         ("Council of the European Union", "Regulation (EU) 2031/42")}  # fmt: skip
+    assert not any(triples(ex[1:], "issues"))
+    assert triples(ex, "adoptionDate") == {("Regulation (EU) 2031/42", "2031-06-30T00:00:00")}
+    # the metadata, where it names issuers, is the authority
+    ex = facts(extractor, doc("Article 1 This Regulation lays down rules on data sharing.", title=title, issuer="Data Board"))
+    assert {who for who, _ in triples(ex, "issues")} == {"Data Board"}
+
+
 # --- through the writer, the shapes and a store -----------------------------------------------------
 
 
@@ -204,6 +243,16 @@ def test_the_lexicons_mention_of_an_act_becomes_that_act(extractor):
     assert acts == {("directive 2000/31", "Directive 2000/31/EC")}
 
 
+def test_the_act_named_by_its_identifier_in_its_own_text_is_the_documents_act(extractor):
+    """The title heading "Regulation (EU) 2031/42 of the European Parliament …" in the text is no
+    second act entity beside the document's own (its identifier links to the act the facts are about)."""
+    title = "Regulation (EU) 2031/42 of the European Parliament and of the Council of 30 June 2031 on data sharing"
+    ex = facts(extractor, doc(f"{title}\n\nArticle 1 Regulation (EU) 2031/42 lays down rules on data sharing.", title=title))
+    acts = {(m.canonical, m.label) for e in ex for m in e.mentions if m.class_iri == PKB + "Legislation"}
+    assert acts == {("regulation 2031/42", "Regulation (EU) 2031/42")}
+    assert "Regulation (EU) 2031/42" in {m.text for e in ex for m in e.mentions if m.class_iri == PKB + "Legislation"}
+
+
 def test_an_act_is_labelled_with_its_short_names_in_common_use(extractor, onto, tmp_path: Path):
     """Regulation (EU) 2023/1115's text never says "EUDR"; the KB labels the act so all the same."""
     title = "Regulation (EU) 2023/1115 of the European Parliament and of the Council of 31 May 2023 on … deforestation"
@@ -215,4 +264,18 @@ def test_an_act_is_labelled_with_its_short_names_in_common_use(extractor, onto, 
     rows = store.select(f"""SELECT ?alt WHERE {{ ?act <{SKOS}prefLabel> ?label ; <{SKOS}altLabel> ?alt
                             FILTER(STR(?label) = "Regulation (EU) 2023/1115") }}""").rows  # fmt: skip
     assert {"EUDR", "Deforestation Regulation"} <= {r["alt"].value for r in rows}
+    store.close()
+
+
+def test_the_document_node_carries_the_adoption_its_title_states(extractor, onto, tmp_path: Path):
+    title = "Regulation (EU) 2031/42 of the European Parliament and of the Council of 30 June 2031 on data sharing"
+    store = _stored(extractor, onto, doc("Article 1 This Regulation lays down rules on data sharing.", title=title), tmp_path)
+    rows = store.select(f"SELECT ?day ?who WHERE {{ ?d <{DCTERMS}title> ?t ; <{DCTERMS}issued> ?day ; <{DCTERMS}publisher> ?who }}").rows
+    assert sorted((r["day"].value[:10], r["who"].value) for r in rows) == [
+        ("2031-06-30", "Council of the European Union"), ("2031-06-30", "European Parliament")]
+    who = store.select(f"""SELECT ?name WHERE {{ ?i <{PKB}issues> ?act . ?i <{SKOS}prefLabel> ?name .
+        ?act <{SKOS}prefLabel> ?label FILTER(STR(?label) = "Regulation (EU) 2031/42") }}""").rows
+    assert sorted(r["name"].value for r in who) == ["Council of the European Union", "European Parliament"]
+    day = store.select(f"SELECT ?day WHERE {{ ?act <{PKB}adoptionDate> ?day }}").rows  # passed the generated shapes
+    assert [r["day"].value for r in day] == ["2031-06-30T00:00:00"]
     store.close()

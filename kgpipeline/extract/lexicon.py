@@ -47,7 +47,7 @@ ROLE_NAMES: Mapping[str, str] = MappingProxyType(
 PATTERN_PROPERTIES = frozenset(PKB + p for p in (
     "amends", "repeals", "cites", "definedIn", "hasDate", "definition", "addressee", "provisionOf", "modality", "action",
     "timeLimit", "amount", "amountValue", "percentage", "targetQuantity", "targetUnit", "targetYear", "baseYear",
-    "targetScope", "targetAmount"))  # fmt: skip
+    "targetScope", "targetAmount", "adoptionDate"))  # fmt: skip
 PATTERN_CLASSES = frozenset(PKB + c for c in ("DefinedTerm", "Provision", "QuantifiedTarget"))  # their nodes too come only from there
 DOCUMENT_STAND_INS: Mapping[str, str] = MappingProxyType(
     {"GeneralPolicy": "Policy", "LegalRegulation": "Legislation", "StandardDocument": "Standard"}

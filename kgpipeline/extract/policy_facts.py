@@ -11,8 +11,10 @@ Legal text states its facts in a few fixed forms, so patterns are precise on it.
   surface form. Typed links, where the text says so: "X is repealed" → the document's act
   ``pkb:repeals`` X; "X is amended as follows" / "Amendments to X" → ``pkb:amends``; a citation
   "Y of … amending X and repealing Z" → Y amends X, Y repeals Z; any other reference → ``pkb:cites``.
-  The title's own "amending …"/"repealing …" and the issuers of the metadata (``pkb:issues``) are
-  stated once, in the document's first chunk.
+  The title's own "amending …"/"repealing …" and the act's issuers (``pkb:issues``: the metadata's,
+  else the formal title's "of the European Parliament and of the Council", "Commission Implementing
+  Regulation …") and the adoption day of its formal title (``pkb:adoptionDate``) are stated once,
+  in the document's first chunk.
 * **Definitions.** "‘X’ means …" (any quotes) → a ``pkb:DefinedTerm`` "X", scoped to the act that
   defines it (the AI Act's "provider" is not the CRA's), with ``pkb:definition`` (the text up to
   the item's end) and ``pkb:definedIn`` the act.
@@ -39,8 +41,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from core.text import sentence_spans
-from kgpipeline.extract.acts import ActRef, act_references, own_act
-from kgpipeline.extract.base import Attribute, ChunkExtraction, Mention, Relation
+from kgpipeline.extract.acts import ActRef, act_references, own_act, title_adoption
+from kgpipeline.extract.base import DATE_TIME, Attribute, ChunkExtraction, Mention, Relation, day_lexical
 from kgpipeline.extract.lexicon import PATTERN_PROPERTIES, CategoryLexicon, normalize_name
 from kgpipeline.extract.mentions import DocContext, find_spans
 from kgpipeline.extract.targets import target_facts
@@ -51,6 +53,7 @@ __all__ = ["PROPERTIES", "PolicyFactExtractor", "extract_policy_facts"]
 
 LEGISLATION, DEFINED_TERM, PROVISION = PKB + "Legislation", PKB + "DefinedTerm", PKB + "Provision"
 AMENDS, REPEALS, CITES, ISSUES = PKB + "amends", PKB + "repeals", PKB + "cites", PKB + "issues"
+ADOPTION_DATE = PKB + "adoptionDate"
 DEFINED_IN, DEFINITION = PKB + "definedIn", PKB + "definition"
 ADDRESSEE, PROVISION_OF, HAS_DEADLINE, HAS_DATE = PKB + "addressee", PKB + "provisionOf", PKB + "hasDeadline", PKB + "hasDate"
 MODALITY, ACTION, TIME_LIMIT = PKB + "modality", PKB + "action", PKB + "timeLimit"
@@ -99,10 +102,15 @@ def extract_policy_facts(chunk: Chunk, document: SourceDocument, base: ChunkExtr
     refs = list(act_references(text))
     ref_mentions = {(r.start, r.end): _act_mention(r, text) for r in refs if own is None or r.key != own.canonical}
     mentions += ref_mentions.values()
+    # The act named by its identifier in its own text (its title heading, "Article 2(1) of Regulation
+    # (EU) 2021/1119") is the document's act: one entity, whatever the other extractor made of it.
+    own_named = [replace(own, text=text[r.start : r.end], start=r.start, end=r.end) for r in refs if own is not None and r.key == own.canonical]
+    mentions += own_named
     if chunk.ordinal == 0 and own is not None:
-        mentions_, relations_ = _document_facts(document, own, lex)
+        mentions_, relations_, attributes_ = _document_facts(document, own, lex)
         mentions += mentions_
         relations += relations_
+        attributes += attributes_
     relations += _reference_relations(text, refs, ref_mentions, own)
     m, r, a = _definitions(text, own, ctx)
     mentions, relations, attributes = mentions + m, relations + r, attributes + a
@@ -110,7 +118,7 @@ def extract_policy_facts(chunk: Chunk, document: SourceDocument, base: ChunkExtr
     mentions, relations, attributes = mentions + m, relations + r, attributes + a
     m, a = target_facts(chunk, document)
     mentions, attributes = mentions + m, attributes + a
-    base = _merge_acts(base, list(ref_mentions.values()))
+    base = _merge_acts(base, [*ref_mentions.values(), *own_named])
     return ChunkExtraction(
         chunk.chunk_id,
         tuple(dict.fromkeys([*base.mentions, *mentions])),
@@ -142,10 +150,14 @@ def _merge_acts(base: ChunkExtraction, acts: Sequence[Mention]) -> ChunkExtracti
     )
 
 
-def _document_facts(document: SourceDocument, own: Mention, lex: CategoryLexicon) -> tuple[list[Mention], list[Relation]]:
-    """The title's "amending …"/"repealing …" and the metadata's issuers, as facts of the act."""
+def _document_facts(document: SourceDocument, own: Mention, lex: CategoryLexicon) -> tuple[list[Mention], list[Relation], list[Attribute]]:
+    """The title's "amending …"/"repealing …", the act's issuers (metadata, else the formal title:
+    :func:`kgpipeline.extract.acts.title_adoption`) and the adoption day its title states, as
+    facts of the act."""
     mentions: list[Mention] = []
     relations: list[Relation] = []
+    adoption = title_adoption(document.title or "")
+    attributes = [Attribute(own, ADOPTION_DATE, day_lexical(adoption.date), DATE_TIME, (0, 0))] if adoption and adoption.date else []
     title = document.title or ""
     refs = [r for r in act_references(title) if r.key != own.canonical]
     for ref in refs:
@@ -155,17 +167,23 @@ def _document_facts(document: SourceDocument, own: Mention, lex: CategoryLexicon
         relations.append(Relation(own, verb or CITES, obj, (0, 0), "title"))
     meta = document.metadata or {}
     actor = lex.role("actor")
+    if actor is None:
+        return mentions, relations, attributes
+    issuers: list[tuple[str, str]] = []  # (name, where it was read)
     for key in ("department", "issuer", "issued_by", "author", "publisher"):
         value = meta.get(key)
         for name in (value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []):
-            name = " ".join(str(name).split())
-            if not name or len(name) > 120 or actor is None:
-                continue
-            typed = next((c for c in find_spans(name, lex) if c.start == 0 and c.end == len(name) and c.class_iri in lex.actor_classes), None)
-            who = _implied(name, typed.class_iri if typed else actor, normalize_name(name), name)
-            mentions.append(who)
-            relations.append(Relation(who, ISSUES, own, (0, 0), f"metadata {key}"))
-    return mentions, relations
+            issuers.append((" ".join(str(name).split()), f"metadata {key}"))
+    if not issuers and adoption is not None:
+        issuers = [(name, "title") for name in adoption.issuers]  # "… of the European Parliament and of the Council of …"
+    for name, where in issuers:
+        if not name or len(name) > 120:
+            continue
+        typed = next((c for c in find_spans(name, lex) if c.start == 0 and c.end == len(name) and c.class_iri in lex.actor_classes), None)
+        who = _implied(name, typed.class_iri if typed else actor, normalize_name(name), name)
+        mentions.append(who)
+        relations.append(Relation(who, ISSUES, own, (0, 0), where))
+    return mentions, relations, attributes
 
 
 _AMENDING = re.compile(r"\b(amending|repealing|amendments? (?:to|of)|is amended|are amended|is repealed|are repealed|"

@@ -17,6 +17,8 @@ matches against the provisions that have that relation):
     Which directive does NIS2 repeal?                   (JOIN (R [ repeals ]) [ NIS2 ])
     Which regulation is amended by DORA?                (JOIN (R [ amends ]) [ DORA ])
     Which act repeals Directive 95/46/EC?               (JOIN [ repeals ] [ Directive 95/46/EC ])
+    Who issues the European Climate Law?                (JOIN [ issues ] [ European Climate Law ])
+    When was the GDPR adopted?                          (JOIN (R [ adopted on ]) [ GDPR ])
 
 A provision is described by the whole question: a sentence embedding matches a question to the
 clause that answers it (labelled with its subject, modal, action and act) far better than the
@@ -107,9 +109,47 @@ def _cross_reference(q: str) -> list[Expr]:
     return []
 
 
+# Who adopted an act: "Who issues the European Climate Law?", "Which institutions adopted the GDPR?",
+# "By whom was Regulation (EU) 2021/1119 adopted?". Only when what follows the verb names an act —
+# "Who issues permits?" asks for the addressee of a provision.
+_ISSUE_VERB = r"(?:issu|adopt|enact|pass|publish|promulgat|approv|sign)\w*"
+_ISSUER_FORMS = (
+    re.compile(rf"^(?:who|which\s+(?:[\w-]+\s+){{0,2}}?(?:bod(?:y|ies)|institutions?|authorit(?:y|ies)|organs?))\s+"
+               rf"(?:(?:has|have|had|did|does|do)\s+)?{_ISSUE_VERB}\s+(?P<obj>.+?)\s*\??$", re.I),
+    re.compile(rf"^by\s+whom\s+(?:was|is|were|are|has|had)\s+(?:been\s+)?(?P<obj>.+?)\s+{_ISSUE_VERB}\s*\??$", re.I),
+    re.compile(rf"^who\s+(?:was|is|were|are)\s+(?P<obj>.+?)\s+{_ISSUE_VERB}\s+by\s*\??$", re.I),
+)  # fmt: skip
+_AN_ACT = re.compile(r"^(?:the\s+)?(?P<act>[A-Z][A-Z0-9]+|[A-Z0-9][^?]*?(?:\b(?:Act|Law|Code|Regulation|Directive|Decision|Treaty|"
+                     r"Charter|Convention|Protocol|Agreement|Plan|Strategy|Programme|Notice|Guidelines|Standard)|\d+/\d+(?:/[A-Za-z]+)?))$")  # fmt: skip
+
+
+# ... and when: "When was the GDPR adopted?", "On what date was Directive 2009/31/EC signed?",
+# "When did the EU adopt the European Climate Law?"
+_ADOPTED = r"(?:adopted|signed|enacted|passed|approved|issued)"
+_ADOPTION_FORMS = (
+    re.compile(rf"^(?:when|(?:on\s+)?(?:what|which)\s+(?:date|day))\s+(?:was|were)\s+(?P<obj>.+?)\s+{_ADOPTED}\s*\??$", re.I),
+    re.compile(r"^when\s+did\s+(?:the\s+)?(?:[\w-]+\s+){0,4}?(?:adopt|sign|enact|pass|approve|issue)\s+(?P<obj>.+?)\s*\??$", re.I),
+)  # fmt: skip
+
+
+def _adoption(q: str) -> list[Expr]:
+    """``(JOIN [ issues ] [ act ])`` for "who issued/adopted <an act>", ``(JOIN (R [ adopted on ])
+    [ act ])`` for "when was <an act> adopted"; [] otherwise."""
+    for forms, expr in ((_ISSUER_FORMS, lambda act: Join(Relation(Label("issues")), act)),
+                        (_ADOPTION_FORMS, lambda act: Join(Relation(Label("adopted on"), reverse=True), act))):  # fmt: skip
+        for form in forms:
+            m = form.match(q)
+            act = _AN_ACT.match(m.group("obj")) if m else None
+            if act is not None:
+                return [expr(Entity(Label(act.group("act").strip())))]
+    return []
+
+
 def policy_parse(question: str) -> list[Expr]:
     """Labelled S-expressions for a policy-fact question, best first; [] when no shape fits."""
     q = " ".join(question.split())
+    if adoption := _adoption(q):
+        return adoption
     out: list[Expr] = _cross_reference(q)
     term = _definition_term(q)
     if term and out and not term.endswith(")"):  # the act the question names elsewhere scopes the term
