@@ -47,7 +47,9 @@ _ASKS: tuple[tuple[ValueKind, re.Pattern[str]], ...] = (
     )),
     ("time", re.compile(
         r"\b(?:what|which) (?:year|date|day)\b|\b(?:by|until|since|from|till) when\b|^when\b|"
-        r"\bwhen (?:does|did|do|will|must|is|are|was|were|should|can|could|has|have|had)\b"
+        r"\bwhen (?:does|did|do|will|must|is|are|was|were|should|can|could|has|have|had)\b|"
+        # "What was the deadline for …?": a date or a time limit (both state a time)
+        r"\b(?:what|which)\b[^?]{0,40}?\b(?:deadlines?|(?:due |end |cut-off )?dates?|time limits?)\b"
     )),
     ("number", re.compile(r"\bhow (?:many|much)\b|\bby how much\b")),
 )
@@ -134,6 +136,8 @@ def asked_value(question: str) -> ValueKind | None:
     'percent'
     >>> asked_value("By which year does Estonia stop burning oil shale?"), asked_value("Who issues it?")
     ('time', None)
+    >>> asked_value("What was the deadline for Member States to transpose the Directive?")
+    'time'
     >>> asked_value("When adopting implementing acts under the AI Act, what requirements must be met?") is None  # a condition
     True
     """

@@ -26,6 +26,11 @@ from spr.scoring import LexicalScorer
         ("By which year does Bulgaria intend to close the plants?", "time"),
         ("When does the Cyber Resilience Act apply in general?", "time"),
         ("By when must the plan be submitted?", "time"),
+        # a deadline, a date or a time limit is a time (a date or a span: "within 72 hours")
+        ("What was the deadline for Member States to transpose the Directive?", "time"),
+        ("What is the latest date for ending coal-fired power in Germany?", "time"),
+        ("Which is the shorter deadline: the breach report or the early warning?", "time"),
+        ("What data must the provider keep?", None),
         ("How many experts sit on the scientific panel?", "number"),
         ("How much offshore wind capacity does Sweden aim for?", "number"),
         ("Who is responsible for AI literacy?", None),
