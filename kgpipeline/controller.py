@@ -35,6 +35,7 @@ from kgpipeline.state import IngestState
 from kgpipeline.validate import Conflict, validate_document
 from kgpipeline.write import build_document_graphs, doc_iri
 from store.base import RDFStore
+from store.freshness import mark_fresh, stale_since
 from store.layout import KBLayout
 from store.ontologies import put_ontologies
 from store.vocab import content_hash, slug
@@ -180,7 +181,8 @@ class IngestController:
         # The flag survives a crash, so indexes left stale by a killed run are rebuilt next time.
         if summary.documents or summary.deleted:
             self.state.set_meta("stages_dirty", "1")
-        if self.stages and self.state.get_meta("stages_dirty") == "1":
+        # ... and so are indexes a write outside ingest left behind (`policykb load`, a SPARQL update).
+        if self.stages and (self.state.get_meta("stages_dirty") == "1" or stale_since(self.kb_dir)):
             summary.stages = self.run_stages()
         return summary
 
@@ -192,6 +194,7 @@ class IngestController:
             lines.append(f"{stage.name}: {stage.run(self.store, self.kb_dir)}")
             self.last_stage_seconds[stage.name] = time.perf_counter() - started
         self.state.set_meta("stages_dirty", "0")
+        mark_fresh(self.kb_dir)  # what `policykb load` or a SPARQL update added is covered now
         return lines
 
     def delete(self, key: str) -> str:

@@ -36,6 +36,7 @@ from spr.scoring import BestOfScorer, EmbeddingScorer, HybridScorer, LexicalScor
 from spr.translate import LANGUAGE_NAMES, Translator, kb_language, needs_translation
 from spr.verify import SupportChecker
 from store.base import RDFStore
+from store.freshness import stale_since
 from store.layout import KBLayout
 
 if TYPE_CHECKING:
@@ -306,10 +307,14 @@ class KnowledgeBase:
             translation = Translator(self.llm).translate(question, self.language)
             timings["translate"] = elapsed_ms(mark)
         found = retriever.search(translation or question, k)
-        if translation is None:
-            return found, None
-        note = f"question translated into {LANGUAGE_NAMES[self.language]}: {translation}"
-        return replace(found, trace=replace(found.trace, note="; ".join(filter(None, (found.trace.note, note))))), translation
+        notes = []
+        if translation is not None:
+            notes.append(f"question translated into {LANGUAGE_NAMES[self.language]}: {translation}")
+        if since := stale_since(self.config.kb_dir):
+            notes.append(f"the indexes predate a change to the store ({since}): `policykb reindex` brings them up to date")
+        if notes:
+            found = replace(found, trace=replace(found.trace, note="; ".join(filter(None, (found.trace.note, *notes)))))
+        return found, translation
 
     def _deepen(self, question: str, retriever: Retriever, found: Retrieval, verdict: Verdict, k: int) -> Deepened | None:
         """When no sentence of the top k states the asked value, the top ``[answer] deepen_k`` may:

@@ -6,6 +6,7 @@ A KB directory is self-contained (copying it copies the KB)::
     <kb>/store/                 the embedded Oxigraph store
     <kb>/store.snapshots/       read-only checkpoints the server's query processes open (derived)
     <kb>/indexes/<name>/        derived indexes: chunks, entities, questions (FAISS + id maps)
+    <kb>/indexes/STALE          a write bypassed them (policykb load, a SPARQL update): store.freshness
     <kb>/parser/                the semantic parser's LoRA adapter
     <kb>/state.sqlite           the ingest queue
     <kb>/conflicts/*.jsonl      triples the SHACL shapes rejected, per document

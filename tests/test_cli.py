@@ -247,3 +247,40 @@ def test_ask_questions_file_that_is_not_utf8_is_one_line_error(run, tmp_path):
     result = run("ask", "--questions", str(bad))
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1].startswith("error: the questions file is not UTF-8 text")
+
+
+def test_loaded_rdf_is_covered_by_the_indexes_only_after_reindex(run, tmp_path):
+    """`policykb load` writes past the derived indexes: a name loaded that way is in the store but
+    not in the entity index. The KB says so (load's output, `ask`, /health) until `reindex` covers it."""
+    from store.entity_labels import INDEX_NAME, load_entity_index
+    from store.freshness import stale_since
+
+    kb = tmp_path / "kb"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "harbour-plan.md").write_text(
+        "# Harbour Plan\n\nThe Harbour Authority shall publish a shore power plan by 1 March 2027.\n", encoding="utf-8"
+    )
+    assert run("init").exit_code == 0
+    assert run("ingest", str(docs)).exit_code == 0
+    assert stale_since(kb) is None
+
+    def surfaces() -> set[str]:
+        return set(load_entity_index(kb / "indexes" / INDEX_NAME)[1].surfaces)
+
+    extra = tmp_path / "extra.ttl"
+    extra.write_text(
+        f'<{EX}office> a <https://w3id.org/policykb/ontology#Actor> ; '
+        f'<http://www.w3.org/2004/02/skos/core#prefLabel> "Tidal Energy Office"@en .\n', encoding="utf-8"
+    )
+    loaded = run("load", str(extra))
+    assert loaded.exit_code == 0 and "`policykb reindex` rebuilds them" in loaded.output
+    assert stale_since(kb).startswith("policykb load extra.ttl at ") and "tidal energy office" not in surfaces()
+    asked = run("ask", "Who must publish a shore power plan?")
+    assert asked.exit_code == 0 and "note: the indexes predate a change to the store (policykb load extra.ttl" in asked.stderr
+    as_json = json.loads(run("ask", "Who must publish a shore power plan?", "--json").stdout)
+    assert "the indexes predate a change to the store" in as_json["trace"]["note"]  # the Python API's answers say it too
+
+    rebuilt = run("reindex")
+    assert rebuilt.exit_code == 0 and stale_since(kb) is None and "tidal energy office" in surfaces()
+    assert "note:" not in run("ask", "Who must publish a shore power plan?").stderr

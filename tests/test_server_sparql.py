@@ -229,7 +229,7 @@ def test_service_description(server):
 
 
 # --- writes ---------------------------------------------------------------------------------------
-def test_update_needs_the_bearer_token(server):
+def test_update_needs_the_bearer_token(server, server_kb):
     insert = 'INSERT DATA { GRAPH <urn:test:g1> { <urn:test:s> <urn:test:p> "written" } }'
     ask = {"query": 'ASK { <urn:test:s> <urn:test:p> "written" }'}
     anonymous = httpx.post(f"{server}/sparql", data={"update": insert})
@@ -249,6 +249,9 @@ def test_update_needs_the_bearer_token(server):
     client.setQuery(insert)
     assert client.query().response.status == 204
     assert httpx.get(f"{server}/sparql", params=ask).json()["boolean"] is True
+    # the derived indexes do not cover the write until `policykb reindex` (store.freshness)
+    assert httpx.get(f"{server}/health").json()["indexes"].startswith("stale since: a write through the server")
+    assert (server_kb / "indexes" / "STALE").is_file()
 
     bad = httpx.post(
         f"{server}/sparql", data={"update": "INSERT DATA { oops }"}, headers={"Authorization": f"Bearer {TOKEN}"}

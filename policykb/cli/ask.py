@@ -17,6 +17,7 @@ import click
 from core.config import MAX_K, load_config
 from core.errors import InputError, ModelError, PolicyKBError
 from policykb.cli.app import AppContext, one_line_errors
+from store.freshness import stale_since
 
 
 @click.command()
@@ -66,6 +67,8 @@ def ask(
         with KnowledgeBase.open(config) as kb:
             sys.exit(_ask_batch(kb, questions_file, mode, kind, k))
     assert question is not None
+    if since := stale_since(config.kb_dir):
+        click.echo(f"note: the indexes predate a change to the store ({since}): `policykb reindex` brings them up to date", err=True)
     if stream is None:
         stream = sys.stdout.isatty()
     with KnowledgeBase.open(config) as kb:

@@ -68,15 +68,23 @@ def reindex(app: AppContext, index: str | None, no_cache: bool) -> None:
 
     ``parser`` brings the LoRA parser up to date with the KB instead (within [spr] train_budget_s;
     an unfinished run resumes next time)."""
-    from core.usage import UsageTracker
-    from kgpipeline.pipeline import derived_stages
-
     if index == "parser":
         click.echo(f"parser: {_refresh_parser(app)}")
         return
+    run_derived_stages(app, index, no_cache)
+
+
+def run_derived_stages(app: AppContext, index: str | None = None, no_cache: bool = False) -> None:
+    """Rebuild one derived index, or all of them (which makes them cover the store again)."""
+    from core.usage import UsageTracker
+    from kgpipeline.pipeline import derived_stages
+    from store.freshness import mark_fresh
+
     tracker = UsageTracker()
     for stage in derived_stages(app.config, tracker, False if no_cache else None, only=index):
         click.echo(f"{stage.name}: {stage.run(app.store(), app.config.kb_dir)}")
+    if index is None:
+        mark_fresh(app.config.kb_dir)
     if tracker.totals.requests:
         click.echo(tracker.summary())
 

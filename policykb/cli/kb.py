@@ -59,10 +59,13 @@ def shapes(app: AppContext) -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", help="RDF syntax (ttl, nt, nq, trig, rdf, jsonld); default: by extension.")
 @click.option("--graph", help="Named graph IRI for triples outside a graph (default: one graph per file).")
+@click.option("--reindex", is_flag=True, help="Rebuild the derived indexes afterwards, so questions see what was loaded.")
 @click.pass_obj
 @one_line_errors
-def load(app: AppContext, files: tuple[Path, ...], fmt: str | None, graph: str | None) -> None:
+def load(app: AppContext, files: tuple[Path, ...], fmt: str | None, graph: str | None, reindex: bool) -> None:
     """Load RDF files into the KB (each file is checked completely before anything is written)."""
+    from policykb.cli.ingest import run_derived_stages
+    from store.freshness import mark_stale
     from store.terms import named_node
 
     target = named_node(graph) if graph else None
@@ -76,6 +79,13 @@ def load(app: AppContext, files: tuple[Path, ...], fmt: str | None, graph: str |
         rate = f", {count / elapsed:,.0f} quads/s" if elapsed > 0 else ""
         click.echo(f"[{index}/{len(files)}] {path}: {count:,} quads in {elapsed:.2f} s{rate}")
     click.echo(f"loaded {total:,} quads; the store now holds {store.count():,}")
+    if total:
+        # The derived indexes (entity labels, BM25, vectors, ...) know nothing of what was loaded.
+        mark_stale(app.config.kb_dir, "policykb load " + " ".join(p.name for p in files))
+        if reindex:
+            run_derived_stages(app)
+        else:
+            click.echo("the derived indexes do not cover what was loaded: `policykb reindex` rebuilds them (or load with --reindex)")
 
 
 @click.command()

@@ -29,6 +29,7 @@ from policykb.server.protocol import HANDLERS, OPENAPI_PATHS, sparql_protocol
 from policykb.server.sse import stream_response
 from policykb.server.state import QAOpener, QAService, ServerState
 from store.base import RDFStore
+from store.freshness import stale_since
 
 _DEFAULT = object()  # "use spr.qa", distinct from None = "no answering API"
 
@@ -105,6 +106,9 @@ class Health(BaseModel):
     queries_running: int
     queries_abandoned: int = Field(description="Timed-out queries still running (thread mode: pyoxigraph cannot cancel).")
     queries_killed: int = Field(0, description="Query processes killed at a deadline since the server started.")
+    indexes: str = Field(
+        "current", description="'current', or 'stale since: <what changed the store, when>' until `policykb reindex`."
+    )
 
 
 _STREAM_DOC = (
@@ -278,6 +282,7 @@ def _add_api_routes(app: FastAPI, state: ServerState, web: Path) -> None:
             qa=state.qa.status,
             updates_enabled=state.token is not None,
             web_assets=all((web / d).is_dir() for d in _VENDOR_DIRS.values()),
+            indexes=f"stale since: {since}" if (since := stale_since(state.config.kb_dir)) else "current",
             **state.query_load(),
         )
         return JSONResponse(report.model_dump(exclude_none=True), status_code=200 if store.reachable else 503)

@@ -23,6 +23,7 @@ from policykb.server.snapshots import Snapshots
 from policykb.server.sse import Emit
 from policykb.server.workers import ProcessQueryPool
 from store.base import RDFStore
+from store.freshness import mark_stale
 from store.layout import KBLayout
 
 log = logging.getLogger("policykb.server")
@@ -216,10 +217,12 @@ class ServerState:
         return {"queries_running": pool.running, "queries_abandoned": pool.abandoned, "queries_killed": killed}
 
     def changed(self) -> None:
-        """After a write commits: later queries must see it (a new snapshot for the query processes)."""
+        """After a write commits: later queries must see it (a new snapshot for the query processes);
+        the derived indexes do not cover it until `policykb reindex` (:mod:`store.freshness`)."""
         self._counts = None
         if self.snapshots is not None:
             self.snapshots.publish()
+        mark_stale(self.config.kb_dir, "a write through the server (SPARQL update or Graph Store)")
 
     def close(self) -> None:
         self.writes.shutdown(wait=True)
