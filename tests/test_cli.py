@@ -284,3 +284,7 @@ def test_loaded_rdf_is_covered_by_the_indexes_only_after_reindex(run, tmp_path):
     rebuilt = run("reindex")
     assert rebuilt.exit_code == 0 and stale_since(kb) is None and "tidal energy office" in surfaces()
     assert "note:" not in run("ask", "Who must publish a shore power plan?").stderr
+    # the next ingest rebuilds them too, even when no document changed
+    assert run("load", str(extra)).exit_code == 0 and stale_since(kb) is not None
+    again = run("ingest", str(docs))
+    assert again.exit_code == 0 and "0 added" in again.output and stale_since(kb) is None
