@@ -23,7 +23,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["KNOWN_ACTS", "ActRef", "KnownAct", "NamedAct", "act_from_celex", "act_references", "acts_named", "known_act", "mentions_act"]
+__all__ = [
+    "KNOWN_ACTS", "ActRef", "KnownAct", "NamedAct", "act_from_celex", "act_references", "acts_named", "known_act", "mentions_act",
+    "with_unmarked_names",
+]  # fmt: skip
 
 
 _TYPE = re.compile(r"\b(?:(?P<org>Council|Commission)\s+)?(?:(?:Implementing|Delegated)\s+)?(?P<type>Framework\s+Decision|"
@@ -223,7 +226,19 @@ def _known(celex: str, names: tuple[str, ...]) -> KnownAct:
     identity = act_from_celex(celex)
     if identity is None:  # the table holds sector-3 CELEX numbers only
         raise ValueError(f"not a CELEX number of a regulation, directive or decision: {celex}")
-    return KnownAct(celex, identity[0], identity[1], names)
+    return KnownAct(celex, identity[0], identity[1], with_unmarked_names(names))
+
+
+def with_unmarked_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` and, after them, each name that opens with "European" or "EU" without it when two
+    words or more remain: within the Union people drop the mark ("the Climate Law", "the Chips Act").
+
+    >>> with_unmarked_names(("European Climate Law", "EU ETS", "Chips Act", "European Chips Act"))
+    ('European Climate Law', 'EU ETS', 'Chips Act', 'European Chips Act', 'Climate Law')
+    """
+    seen = {n.casefold() for n in names}
+    unmarked = [rest for n in names if (rest := re.sub(r"^(?:European|EU)\s+", "", n)) != n and len(rest.split()) >= 2]
+    return tuple(dict.fromkeys([*names, *(r for r in unmarked if r.casefold() not in seen)]))
 
 
 #: The short names of EU acts in common use, by CELEX number.

@@ -82,7 +82,7 @@ def test_own_act_comes_from_the_celex_number_or_the_title():
     assert own_act(doc("x"))[:2] == ("regulation 2031/42", "Regulation (EU) 2031/42")
     titled = SourceDocument(doc_id="d", title="Regulation (EU) 2021/1119 establishing the framework for achieving climate "
                             "neutrality (‘European Climate Law’)", text="x", metadata={}, source="t", format="md", content_hash="h")  # fmt: skip
-    assert own_act(titled) == ("regulation 2021/1119", "Regulation (EU) 2021/1119", ("European Climate Law",))
+    assert own_act(titled) == ("regulation 2021/1119", "Regulation (EU) 2021/1119", ("European Climate Law", "Climate Law"))
     assert own_act(SourceDocument(doc_id="n", title="National plan", text="x", metadata={}, source="t", format="md", content_hash="h")) is None
 
 

@@ -50,6 +50,7 @@ from store.oxigraph_store import OxigraphStore
         ("By whom was Regulation (EU) 2021/1119 adopted?", "(JOIN [ issues ] [ Regulation (EU) 2021/1119 ])"),
         ("Who was the Net-Zero Industry Act adopted by?", "(JOIN [ issues ] [ Net-Zero Industry Act ])"),
         ("Who issued the National Solar Plan?", "(JOIN [ issues ] [ National Solar Plan ])"),
+        ("Which institutions adopted the Just Transition Fund regulation?", "(JOIN [ issues ] [ Just Transition Fund regulation ])"),
         ("When was the GDPR adopted?", "(JOIN (R [ adopted on ]) [ GDPR ])"),
         ("On what date was Directive 2009/31/EC signed?", "(JOIN (R [ adopted on ]) [ Directive 2009/31/EC ])"),
         ("When did the EU adopt the European Climate Law?", "(JOIN (R [ adopted on ]) [ European Climate Law ])"),

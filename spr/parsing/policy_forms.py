@@ -119,8 +119,11 @@ _ISSUER_FORMS = (
     re.compile(rf"^by\s+whom\s+(?:was|is|were|are|has|had)\s+(?:been\s+)?(?P<obj>.+?)\s+{_ISSUE_VERB}\s*\??$", re.I),
     re.compile(rf"^who\s+(?:was|is|were|are)\s+(?P<obj>.+?)\s+{_ISSUE_VERB}\s+by\s*\??$", re.I),
 )  # fmt: skip
-_AN_ACT = re.compile(r"^(?:the\s+)?(?P<act>[A-Z][A-Z0-9]+|[A-Z0-9][^?]*?(?:\b(?:Act|Law|Code|Regulation|Directive|Decision|Treaty|"
-                     r"Charter|Convention|Protocol|Agreement|Plan|Strategy|Programme|Notice|Guidelines|Standard)|\d+/\d+(?:/[A-Za-z]+)?))$")  # fmt: skip
+_ACT_TYPE = r"Act|Law|Code|Regulation|Directive|Decision|Treaty|Charter|Convention|Protocol|Agreement|Plan|Strategy|Programme|Notice|Guidelines|Standard"
+_AN_ACT = re.compile(
+    rf"^(?:the\s+)?(?P<act>[A-Z][A-Z0-9]+|[A-Z0-9][^?]*?(?:\b(?:{_ACT_TYPE})|\d+/\d+(?:/[A-Za-z]+)?)"
+    rf"|(?:[A-Z][\w'-]*\s+)+(?i:{_ACT_TYPE}))$"  # "the Just Transition Fund regulation": a name, then its type
+)  # fmt: skip
 
 
 # ... and when: "When was the GDPR adopted?", "On what date was Directive 2009/31/EC signed?",
