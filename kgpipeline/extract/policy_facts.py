@@ -156,9 +156,9 @@ def _document_facts(document: SourceDocument, own: Mention, lex: CategoryLexicon
     facts of the act."""
     mentions: list[Mention] = []
     relations: list[Relation] = []
-    adoption = title_adoption(document.title or "")
-    attributes = [Attribute(own, ADOPTION_DATE, day_lexical(adoption.date), DATE_TIME, (0, 0))] if adoption and adoption.date else []
     title = document.title or ""
+    adoption = title_adoption(title)
+    attributes = [Attribute(own, ADOPTION_DATE, day_lexical(adoption.date), DATE_TIME, (0, 0))] if adoption and adoption.date else []
     refs = [r for r in act_references(title) if r.key != own.canonical]
     for ref in refs:
         verb = _verb_before(title, ref.start)

@@ -128,7 +128,7 @@ _AN_ACT = re.compile(
 
 # ... and when: "When was the GDPR adopted?", "On what date was Directive 2009/31/EC signed?",
 # "When did the EU adopt the European Climate Law?"
-_ADOPTED = r"(?:adopted|signed|enacted|passed|approved|issued)"
+_ADOPTED = r"(?:adopted|signed|enacted|passed|approved|issued)"  # not "published": a publication date is another day
 _ADOPTION_FORMS = (
     re.compile(rf"^(?:when|(?:on\s+)?(?:what|which)\s+(?:date|day))\s+(?:was|were)\s+(?P<obj>.+?)\s+{_ADOPTED}\s*\??$", re.I),
     re.compile(r"^when\s+did\s+(?:the\s+)?(?:[\w-]+\s+){0,4}?(?:adopt|sign|enact|pass|approve|issue)\s+(?P<obj>.+?)\s*\??$", re.I),
