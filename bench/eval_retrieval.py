@@ -145,19 +145,31 @@ def score_llm_hops(kb, questions, most: int, scores_of) -> tuple[dict[str, dict[
     return systems, cost
 
 
-def score_retriever(kb, questions, scores_of) -> dict[str, dict[str, float]]:
+def score_retriever(kb, questions, scores_of, per_question: dict | None = None) -> dict[str, dict[str, float]]:
     """``hybrid`` as the product runs it (``kb.retriever``, top 10) — the rows above rebuild its
-    steps from shared rankings, all but the pulling in of named documents — and the same with
-    that step off (``[retrieval] rescore_pull = false``), scored on the answerable questions."""
-    config = kb.config.model_copy(update={"retrieval": kb.config.retrieval.model_copy(update={"rescore_pull": False})})
+    steps from shared rankings, all but the pulling in of named documents and the per-option
+    searches of a choice — and the same with each of those steps off (``[retrieval] rescore_pull
+    = false``, ``choices = false``), scored on the answerable questions. ``per_question``, when
+    given, receives each row's scores of every choice question (:func:`spr.choices.choice`)."""
+    from spr.choices import choice
+
+    def without(field: str):
+        config = kb.config.model_copy(update={"retrieval": kb.config.retrieval.model_copy(update={field: False})})
+        return KnowledgeBase(config, kb.store, embedder=kb.embedder).retriever("hybrid")
+
     answerable = [q for q in questions if q.answerable]
     systems = {}
     for label, retriever in (
         ("hybrid (retriever)", kb.retriever("hybrid")),
-        ("hybrid (retriever), no pull", KnowledgeBase(config, kb.store, embedder=kb.embedder).retriever("hybrid")),
+        ("hybrid (retriever), no pull", without("rescore_pull")),
+        ("hybrid (retriever), no choices", without("choices")),
     ):
         per_q = scores_of([(q, [e.chunk.iri for e in retriever.search(q.question, 10).evidence if e.chunk]) for q in answerable])
         systems[label] = {key: round(sum(d[key] for d in per_q) / len(per_q), 3) for key in per_q[0]} if per_q else {}
+        if per_question is not None:
+            for q, scores in zip(answerable, per_q, strict=True):
+                if choice(q.question):
+                    per_question.setdefault(q.question, {})[label] = scores
     return systems
 
 
@@ -299,7 +311,8 @@ def main() -> int:
                 if not suffix and base in ("hybrid", "dense"):
                     score(f"{name} + rescore, RRF", blended)
 
-        systems.update(score_retriever(kb, questions, lambda qs: [gold_scores(args.set, q, r, texts) for q, r in qs]))
+        choice_scores: dict[str, dict] = {}
+        systems.update(score_retriever(kb, questions, lambda qs: [gold_scores(args.set, q, r, texts) for q, r in qs], choice_scores))
         if args.llm_hops:
             hop_systems, hop_cost = score_llm_hops(kb, questions, args.llm_hops, lambda qs: [gold_scores(args.set, q, r, texts) for q, r in qs])
             systems.update(hop_systems)
@@ -332,7 +345,7 @@ def main() -> int:
         **({"llm_hop_cost": hop_cost} if args.llm_hops else {}),
         "set": args.set, "embed": args.embed, "questions": len(questions),
         "answerable": sum(q.answerable for q in questions), "chunks": len(texts.doc_id), "kb": note,
-        "weights": weights, "rrf_k": c.rrf_k, "systems": systems, "latency": latency,
+        "weights": weights, "rrf_k": c.rrf_k, "systems": systems, "latency": latency, "choice_questions": choice_scores,
     }
     keys = [f"R@{k}" for k in KS] + [f"QR@{k}" for k in KS]
     keys = [k for k in keys if any(k in s for s in systems.values())]
@@ -342,6 +355,8 @@ def main() -> int:
         print(f"{label:<44}" + "".join(f"{s.get(k, float('nan')):>8.3f}" for k in keys))
     if latency:
         print("latency", json.dumps(latency))
+    for question, rows in choice_scores.items():  # the questions the per-option searches change
+        print("choice:", question[:90], " ".join(f"{label.removeprefix('hybrid (retriever)') or 'default'}: {r.get('QR@5', r.get('R@5'))}" for label, r in rows.items()))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2))

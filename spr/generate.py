@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from spr import answerable
+from spr.choices import Choice, choice
 from spr.fuse import FusedContext, Span, sentences
 from spr.lexical import content_words, lexical_scores
 from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown
@@ -128,6 +129,10 @@ class ExtractiveGenerator:
                 reason = "the best sentence is about " + ", ".join(sorted(others))
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=reason)
             ranked = [pair for pair in ranked if not (asked and answerable.other_countries(pool[pair[1]].text, asked))]
+            if found := choice(self.check_question or question):
+                # a comparison is answered by each option's best sentence ("Germany or Greece?": both plans' dates)
+                picks = _option_picks(found, pool, self.scorer, set(verdict.answers))
+                ranked = [(scores[i], i) for i in picks] + [pair for pair in ranked if pair[1] not in picks]
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
@@ -155,6 +160,27 @@ class ExtractiveGenerator:
             else:
                 citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
+
+
+def _option_picks(found: Choice, pool: Sequence[Candidate], scorer: SentenceScorer, stating: set[str]) -> list[int]:
+    """For each option of a choice question, in order, its best sentence: scored against the
+    question about that option alone (:meth:`spr.choices.Choice.asking`), at or above the
+    scorer's threshold, in a passage that names the option (its names, in the sentence, the
+    document title or the heading path); a sentence stating the asked value first when one does."""
+    picks: list[int] = []
+    for i, option in enumerate(found.options):
+        scores = scorer.score(found.asking(i), [c.text for c in pool])
+
+        def names_option(cand: Candidate, about: str = f"About {option}?") -> bool:
+            texts = [cand.text] + ([cand.source.title, cand.source.heading_path] if cand.source is not None else [])
+            return not answerable.missing_premises(about, texts)
+
+        eligible = [j for j in range(len(pool)) if scores[j] >= scorer.threshold and j not in picks and names_option(pool[j])]
+        if not eligible:
+            continue
+        preferred = [j for j in eligible if pool[j].text in stating] or eligible
+        picks.append(max(preferred, key=lambda j: (scores[j], -j)))
+    return picks
 
 
 def _section_cids(context: FusedContext) -> set[int]:

@@ -148,6 +148,11 @@ class RetrievalConfig(Section):
         1, ge=0, le=20,
         description="llm_hops: first-round chunks kept ahead of the last round's (the first hop's passage, which the hop query ranks lower).",
     )
+    choices: bool = Field(
+        True,
+        description="hybrid (and dual): a question choosing between options ('…, Germany or Greece?', 'between the AI Act and "
+        "the GDPR') is also searched once per option, the rankings interleaved (spr/retrieval/choices.py, README 'Retrieval').",
+    )
     rescore: bool = Field(
         True,
         description="hybrid (and dual): rescore the fused top rescore_top_n offline, by cosine + word overlap with the question "

@@ -74,7 +74,7 @@ def signals(kb: Services) -> list[Signal]:
     doc = DocumentGraph(kb.store, kb.config.docgraph)
     dense = _dense(kb)  # one instance: prf searches the same chunk index (loaded once)
     return [
-        _keyword(kb), dense, _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval),
+        _keyword(kb), dense, _sentences(kb), QuestionSignal(bank), GraphSignal(kb.store, kb.config.retrieval, kb.config.kb_dir),
         UKSSignal(doc), ICSSignal(doc), IKSSignal(doc),
         FeedbackSignal(dense, kb.config.retrieval.prf_passages, kb.config.retrieval.prf_beta),
         SectionSignal(kb.store, dense.similarities),
@@ -124,6 +124,10 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
             fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
             named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus, pull=pull if c.rescore_pull else None,
         )
+    if c.choices:
+        from spr.retrieval.choices import ChoiceRetriever
+
+        fused = ChoiceRetriever(fused)
     if c.llm_hops:
         from spr.retrieval.hop import LLMHopRetriever
 
