@@ -73,6 +73,12 @@ def _bm25(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) 
     return make_stage(config, tracker, llm_cache)
 
 
+def _graph(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
+    from kgpipeline.derived.entity_graph import make_stage  # the graph signal's entity-chunk graph, saved
+
+    return make_stage(config, tracker, llm_cache)
+
+
 def _keywords(config: Config, tracker: UsageTracker | None, llm_cache: bool | None) -> DerivedStage:
     from kgpipeline.derived.keywords import make_stage  # YAKE keywords per chunk: the document graph's keyword layer
 
@@ -119,6 +125,7 @@ def _questions(config: Config, tracker: UsageTracker | None, llm_cache: bool | N
 STAGES: dict[str, StageFactory] = {
     "chunks": _chunks,
     "bm25": _bm25,
+    "graph": _graph,
     "keywords": _keywords,
     "sentences": _sentences,
     "entities": _entities,

@@ -1,6 +1,8 @@
-"""The graph signal's entity–chunk graph (spr/retrieval/graph.py) read from a real in-memory
-Oxigraph store laid out as ingest writes it: each chunk graph restates the entities it mentions,
-their labels and relations, so the same fact stands in several graphs of the union."""
+"""The graph signal's entity–chunk graph (spr/retrieval/graph.py, store/entity_graph.py) read from a
+real in-memory Oxigraph store laid out as ingest writes it: each chunk graph restates the entities
+it mentions, their labels and relations, so the same fact stands in several graphs of the union.
+Then the saved index (derived stage ``graph``): the same graph back, and the store read instead
+when the index is missing, damaged, of another version or stale."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def graph() -> EntityGraph:
         _quad(DOC_B, f"{DCTERMS}title", ox.Literal("Climate Law"), DOC_B),
     ]
     store.extend(quads)
-    return EntityGraph(store)
+    return EntityGraph.read(store)
 
 
 def test_surface_forms_sharing_a_first_word_are_all_found(graph):
@@ -86,10 +88,71 @@ def test_a_document_is_named_by_its_title_without_its_disambiguation_and_accents
             _quad(doc, f"{DCTERMS}title", ox.Literal(title), doc),
         ]
     store.extend(quads)
-    graph = EntityGraph(store)
+    graph = EntityGraph.read(store)
     doc = {key: f"{ID}doc/{key}" for key in titles}
     assert graph.documents_named("Where was Steven Blankaart born?") == {doc["blankaart"]}
     assert graph.documents_named("a Steven Blankaart (physician) paper") == {doc["blankaart"]}
     assert graph.documents_named("Who performed Brother, a song?") == set()
     assert graph.documents_named("Who performed Brother (Pearl Jam song)?") == {doc["brother"]}
     assert graph.documents_named("Who composed Aschenbrodel?") == {doc["ballet"]}
+
+
+# --- the saved index -----------------------------------------------------------------------------
+def test_the_saved_graph_loads_as_the_same_graph(graph, tmp_path):
+    from store.entity_graph import GraphData
+
+    path = graph.data.save(tmp_path / "graph")
+    loaded = EntityGraph(GraphData.load(path.parent), "index")
+    assert (loaded.labels, loaded.data.edges, loaded.chunks_of, loaded.documents, loaded.chunk_ids) == (
+        graph.labels, graph.data.edges, graph.chunks_of, graph.documents, graph.chunk_ids)
+    assert loaded.data.surfaces == graph.data.surfaces
+    assert loaded.seeds("What may the Just Transition Fund support?") == graph.seeds("What may the Just Transition Fund support?")
+    assert loaded.documents_named("as the Just Transition Fund Regulation says") == {DOC_A}
+    assert not list(path.parent.glob("*.tmp"))  # written atomically: nothing left beside it
+
+
+def test_a_missing_damaged_foreign_or_stale_index_means_the_store_is_read(graph, tmp_path):
+    import gzip
+
+    from store.entity_graph import FILE, NAME, open_graph
+    from store.freshness import mark_fresh, mark_stale
+    from store.layout import KBLayout
+
+    store = OxigraphStore()  # an empty store: what comes from it has no nodes
+    kb = tmp_path / "kb"
+    folder = KBLayout(kb).index(NAME)
+    assert open_graph(store, kb)[1] == "store"  # no index yet (a KB built before it existed)
+    graph.data.save(folder)
+    data, source = open_graph(store, kb)
+    assert source == "index" and data.labels == graph.labels
+    mark_stale(kb, "policykb load extra.ttl")  # a write bypassed the indexes: the store decides
+    data, source = open_graph(store, kb)
+    assert source == "store" and data.labels == []
+    mark_fresh(kb)
+    for damaged in (b"not gzip", gzip.compress(b"{\"version\": 99}"), gzip.compress(b"[1, 2]"), gzip.compress(b'{"version": 1}'), b""):
+        (folder / FILE).write_bytes(damaged)
+        assert open_graph(store, kb)[1] == "store", damaged
+    assert open_graph(store, None)[1] == "store"  # no KB folder (a store opened on its own)
+
+
+@pytest.mark.slow
+def test_ingest_saves_the_graph_and_a_kb_opens_it(tmp_path_factory):
+    """The derived stage runs with every ingest; the graph signal of an opened KB then loads the
+    saved graph, which is the graph the store holds."""
+    from support.kbs import corpus_kb
+
+    from core.config import load_config
+    from spr.qa import KnowledgeBase
+    from spr.retrieval.registry import signals
+    from store.entity_graph import FILE, NAME
+    from store.layout import KBLayout
+
+    kb_dir = corpus_kb(tmp_path_factory)
+    assert (KBLayout(kb_dir).index(NAME) / FILE).is_file()
+    with KnowledgeBase.open(load_config(kb_dir=kb_dir)) as kb:
+        signal = next(s for s in signals(kb) if s.name == "graph")
+        opened = signal.graph
+        assert opened.source == "index"
+        fresh = EntityGraph.read(kb.store)
+        assert (opened.labels, opened.data.edges, opened.data.surfaces) == (fresh.labels, fresh.data.edges, fresh.data.surfaces)
+        assert signal.rank("What does the National Solar Plan aim for?", 5)  # it ranks chunks as before
