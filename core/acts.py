@@ -24,8 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = [
-    "KNOWN_ACTS", "ActRef", "KnownAct", "NamedAct", "act_from_celex", "act_references", "acts_named", "known_act", "mentions_act",
-    "with_unmarked_names",
+    "KNOWN_ACTS", "ActRef", "KnownAct", "NamedAct", "act_from_celex", "act_references", "acts_named", "kind_of_key", "known_act",
+    "mentions_act", "with_type_names", "with_unmarked_names",
 ]  # fmt: skip
 
 
@@ -226,7 +226,7 @@ def _known(celex: str, names: tuple[str, ...]) -> KnownAct:
     identity = act_from_celex(celex)
     if identity is None:  # the table holds sector-3 CELEX numbers only
         raise ValueError(f"not a CELEX number of a regulation, directive or decision: {celex}")
-    return KnownAct(celex, identity[0], identity[1], with_unmarked_names(names))
+    return KnownAct(celex, identity[0], identity[1], with_type_names(with_unmarked_names(names), kind_of_key(identity[0])))
 
 
 def with_unmarked_names(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -239,6 +239,31 @@ def with_unmarked_names(names: tuple[str, ...]) -> tuple[str, ...]:
     seen = {n.casefold() for n in names}
     unmarked = [rest for n in names if (rest := re.sub(r"^(?:European|EU)\s+", "", n)) != n and len(rest.split()) >= 2]
     return tuple(dict.fromkeys([*names, *(r for r in unmarked if r.casefold() not in seen)]))
+
+
+_TYPE_WORDS = ("act", "law", "regulation", "directive", "decision", "standard", "code", "package")
+
+
+def kind_of_key(key: str) -> str:
+    """The act type of an identity key (:func:`act_references`): "Regulation", "Directive" or "Decision".
+
+    >>> kind_of_key("regulation 2021/1056"), kind_of_key("decision no 2022/591")
+    ('Regulation', 'Decision')
+    """
+    return key.split(" ", 1)[0].capitalize()
+
+
+def with_type_names(names: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    """``names`` and, after them, each name followed by the act's type where it does not end in
+    one: people write "the Just Transition Fund regulation", "the DORA regulation", "the LIFE
+    regulation" for acts whose short names are the fund's, the acronym or the programme's.
+
+    >>> with_type_names(("Just Transition Fund", "JTF Regulation", "DORA", "Chips Act"), "Regulation")
+    ('Just Transition Fund', 'JTF Regulation', 'DORA', 'Chips Act', 'Just Transition Fund Regulation', 'DORA Regulation')
+    """
+    seen = {n.casefold() for n in names}
+    typed = [f"{n} {kind}" for n in names if n.split()[-1].casefold().rstrip("s") not in _TYPE_WORDS]
+    return tuple(dict.fromkeys([*names, *(t for t in typed if t.casefold() not in seen)]))
 
 
 #: The short names of EU acts in common use, by CELEX number.

@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from core.acts import KNOWN_ACTS, ActRef, act_from_celex, act_references, with_unmarked_names
+from core.acts import KNOWN_ACTS, ActRef, act_from_celex, act_references, kind_of_key, with_type_names, with_unmarked_names
 from kgpipeline.records import SourceDocument
 
 __all__ = ["ActRef", "Adoption", "act_from_celex", "act_references", "own_act", "title_adoption"]
@@ -48,7 +48,8 @@ def own_act(document: SourceDocument) -> tuple[str, str, tuple[str, ...]] | None
 def _with_known_names(key: str, names: list[str]) -> tuple[str, ...]:
     seen = {name.casefold() for name in names}
     known = tuple(dict.fromkeys(names + [n for n in _NAMES_BY_KEY.get(key, ()) if n.casefold() not in seen]))
-    return with_unmarked_names(known)  # the title's "‘European Climate Law’" is "the Climate Law" too
+    # the title's "‘European Climate Law’" is "the Climate Law" too; "‘InvestEU’" is "the InvestEU Regulation"
+    return with_type_names(with_unmarked_names(known), kind_of_key(key))
 
 
 # --- who adopted the act, and when: its formal title ------------------------------------------------
