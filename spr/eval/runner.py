@@ -71,6 +71,7 @@ def _refreshable(config: Config) -> dict[str, str]:
     order, each with the digest of the settings it depends on."""
     d, c = config.docgraph, config.communities
     parts = {
+        "graph": [],  # no settings: a KB built before the stage existed gets it once
         "keywords": [d.keywords, d.keyword_backend, d.keywords_per_chunk, d.keyword_ngrams, d.keyword_dedup, d.language],
         "communities": [c.build, c.seed, c.resolution, c.max_cluster_size, c.max_levels, c.comention_weight, c.comention_max_entities],
         "reports": [c.build, c.reports, c.findings, c.min_size, config.llm.model_path if c.reports == "llm" else ""],
@@ -87,7 +88,7 @@ def prepare_kb(
 ) -> tuple[Config, str]:
     """The dataset's KB in ``<cache_dir>/eval/<name>/kb``: reused when the corpus and the build
     settings are unchanged, else built from scratch. When only the settings of cheap derived
-    stages changed (keywords, communities, reports; or the KB predates them) and ``reindex`` is
+    stages changed (graph, keywords, communities, reports; or the KB predates them) and ``reindex`` is
     given, only those stages run. Returns its config and what was done."""
     precision = resolve_dtype(base.embed.dtype)
     # KBs of float32 and bfloat16 vectors live side by side, so switching does not rebuild either
