@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from core.acts import KnownAct, acts_named, mentions_act
 from core.keywords import question_language
+from spr.choices import choice
 from spr.contrast import contradicted
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
@@ -110,6 +111,20 @@ _MONEY_KINDS: dict[str, re.Pattern[str]] = {
     ),
     "capital": re.compile(r"\b(?:capital|own funds)\b"),
 }
+
+
+_YEAR = re.compile(r"(?<![\w/.,-])(?:19|20)\d\d(?![\w/.,-]*\d)")
+
+
+def question_years(text: str) -> set[str]:
+    """The years ``text`` states (1900–2099), not numbers of acts or dates inside other numbers.
+
+    >>> sorted(question_years("By how much does Latvia cut emissions by 2040 compared with 1990?"))
+    ['1990', '2040']
+    >>> question_years("Regulation (EU) 2018/1999 and 20301 tonnes"), question_years("in the 2030s")
+    (set(), set())
+    """
+    return set(_YEAR.findall(text)) - set(re.findall(r"(?:19|20)\d\d(?=s\b)", text))
 
 
 def money_kinds(text: str) -> set[str]:
@@ -290,6 +305,30 @@ def about(names: Sequence[str], question: str, texts: Iterable[str], stated: Seq
     return 2 * sum(name in missing for name in names) <= len(names)
 
 
+def _option_names(question: str, known: Sequence[str]) -> list[set[str]]:
+    """For a question choosing between options (:func:`spr.choices.choice`), the names of each
+    option that the evidence mentions; empty for any other question, or when no option has one."""
+    found = choice(question)
+    if found is None:
+        return []
+    options = [{n for n in premise_names(f"About {o}?") if n in known} for o in found.options]
+    return options if any(options) else []
+
+
+def about_either(options: Sequence[set[str]], known: Sequence[str], question: str, texts: Iterable[str]) -> bool:
+    """:func:`about` for a choice ("On the Iberian peninsula, … for 2030, Spain's or Portugal's?"):
+    a passage on one option is on the subject when it mentions that option's names and is
+    :func:`about` the question's names less the other options' ("iberian", "portugal" for a
+    passage on Portugal)."""
+    missing = set(missing_premises(question, texts))
+    for i, names in enumerate(options):
+        others = set().union(*(o for j, o in enumerate(options) if j != i))
+        own = [n for n in known if n not in others or n in names]
+        if names and not names & missing and 2 * sum(n in missing for n in own) <= len(own):
+            return True
+    return False
+
+
 # --- what the question asks about ----------------------------------------------------------------
 # The words of asking for a value ("what share", "how much", "does the plan aim for", "by 2030")
 # say what kind of answer is wanted, not what it is about.
@@ -417,10 +456,11 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     if asked is None:
         return Verdict(True, asked)
     known = [name for name in (premise_names(question) if stated is None else stated) if name not in missing]
+    options = _option_names(question, known) if stated is None else []
     answers = tuple(
         s
         for p, read_texts in zip(found, texts, strict=True)
-        if about(known, question, read_texts, stated)
+        if (about_either(options, known, question, read_texts) if options else about(known, question, read_texts, stated))
         for s in p.sentences
         if states_value(asked, read(s), question)
     )
@@ -436,6 +476,13 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         heads = {s: p.heads for p in found for s in p.sentences}
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
+    years = question_years(question) if asked in QUANTITIES else set()
+    if years:
+        # A target is a value for a year: "What share … does Greece aim for in 2040?" is not
+        # answered by its 2030 share, though a table of the plan names 2040 elsewhere.
+        heads = {s: p.heads for p in found for s in p.sentences}
+        if not any(years & question_years(" ".join([read(s), *heads.get(s, ())])) for s in answers):
+            return Verdict(False, asked, (), f"no sentence stating a {asked} is for " + " or ".join(sorted(years)))
     kinds = money_kinds(question) if stated is None and asked == "money" else set()
     if kinds:
         heads = {s: p.heads for p in found for s in p.sentences}

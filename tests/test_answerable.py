@@ -150,6 +150,35 @@ def test_a_quantity_must_stand_next_to_what_it_counts():
     assert answerable.check("In what year did the Normans invade at Bannow Bay?", [bay]).answerable
 
 
+def test_a_target_must_be_for_the_asked_year():
+    # dev-necp's "What share … does Greece aim for in 2040?" was answered with its 2030 share
+    target = "The national objective for the RES share in gross final energy consumption is at least 35% by 2030."
+    greece = answerable.Passage((target, "Greece plans for 2030 and 2040"), (target,), ("Greece_NECP", "Renewable energy sources"))
+    declined = answerable.check("What share of renewable energy does Greece aim for in 2040?", [greece])
+    assert not declined.answerable and declined.reason == "no sentence stating a percent is for 2040"
+    assert answerable.check("What share of renewable energy does Greece aim for by 2030?", [greece]).answerable
+    # the year may stand in the heading the figure is under (a table row under "Targets for 2040")
+    row = "The share of renewable energy in gross final energy consumption reaches 45%."
+    table = answerable.Passage((row, "Greece_NECP"), (row,), ("Greece_NECP", "Targets for 2040"))
+    assert answerable.check("What share of renewable energy does Greece aim for in 2040?", [greece, table]).answerable
+    # an act's number is no year; a question without a year is not checked this way
+    assert answerable.question_years("What does Regulation (EU) 2018/1999 require in 2030?") == {"2030"}
+    assert answerable.check("What share of renewable energy does Greece aim for?", [greece]).answerable
+
+
+def test_a_passage_about_one_option_is_about_the_subject():
+    # "On the Iberian peninsula, …, Spain's or Portugal's?": Portugal's passage never says "Iberian"
+    # nor "Spain", yet it states Portugal's value; before, only a passage naming two of the three did
+    share = "Renewables are expected to contribute at least 80% of electricity generation by 2030."
+    portugal = answerable.Passage((share, "Portugal_NECP"), (share,))
+    question = "On the Iberian peninsula, which plan foresees a higher renewable share in electricity for 2030, Spain's or Portugal's?"
+    iberia = answerable.Passage(("Spain and Portugal form the Iberian Peninsula.",), ("The Iberian interconnection ratio is 2.8%.",))
+    verdict = answerable.check(question, [iberia, portugal])
+    assert verdict.answerable and share in verdict.answers
+    romania = answerable.Passage((share, "Romania_NECP"), (share,))  # about neither option
+    assert share not in answerable.check(question, [iberia, romania]).answers
+
+
 def _context(*passages: tuple[str, str]) -> FusedContext:
     """A context of passages (title, text) as the fusion packs them."""
     pieces, sources = [], {}
