@@ -35,10 +35,10 @@ _NOT_AN_OPTION = re.compile(
 )
 _OR = re.compile(r",?\s+or\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(?P<a>[^,;:?()]+?)\s+and\s+(?P<b>[^,;:?()]+?)(?=\s*(?:[,;:?.]|$))", re.IGNORECASE)
-# What ends the right-hand option: punctuation, or "and" opening a further question part ("…, and by how many years?").
 # "between A and B" compares only where the question says so (else: "the relationship between P and NP").
 _COMPARING = re.compile(r"^\W*between\b|\b(?:compar\w*|differ\w*|contrast\w*)\b", re.IGNORECASE)
-_CHOOSING = re.compile(r"\b(?:which|who|whom|whose)\b", re.IGNORECASE)
+_CHOOSING = re.compile(r"\b(?:which|who|whom|whose)\b", re.IGNORECASE)  # two bare names choose only in such a question
+# What ends the right-hand option: punctuation, or "and" opening a further question part ("…, and by how many years?").
 _RIGHT_END = re.compile(r"[,;:?()]|\s+and\s+(?=(?:what|which|who|how|by|when|why|where|is|are|does|do)\b)|$", re.IGNORECASE)
 _CAPITALIZED = re.compile(r"^(?:(?:[A-Z][\w’'.&-]*|of|the|de|la|von|van|and|for|on)\s+)*[A-Z][\w’'.&-]*$")
 _NAME_RUN = re.compile(r"(?:[A-Z][\w’'.&-]*\s+)*[A-Z][\w’'.&-]*$")
