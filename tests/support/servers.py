@@ -149,6 +149,13 @@ MaxQueryExecutionTime = 120
 """
 
 
+ATTEMPTS = 3  # Virtuoso starts, each on fresh ports, before a fixture gives up
+
+
+def _tail(path: Path, chars: int = 400) -> str:
+    return " ".join(path.read_text(errors="replace")[-chars:].split()) if path.is_file() else ""
+
+
 @contextmanager
 def virtuoso_server(folder: Path, max_rows: int = 1000, timeout: float = 120.0) -> Iterator[Virtuoso]:
     """A private ``virtuoso-t +foreground`` on a fresh database in ``folder``, on free loopback ports.
@@ -161,15 +168,29 @@ def virtuoso_server(folder: Path, max_rows: int = 1000, timeout: float = 120.0) 
     if binary is None:
         raise RuntimeError("virtuoso-t is not installed (scripts/setup.sh installs virtuoso-opensource-7-bin)")
     folder.mkdir(parents=True, exist_ok=True)
-    sql_port, http_port = free_port(), free_port()
     ini = folder / "virtuoso.ini"
-    ini.write_text(VIRTUOSO_INI.format(dir=folder, sql_port=sql_port, http_port=http_port, max_rows=max_rows))
-    log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([binary, "+foreground", "+configfile", str(ini)], stdout=log, stderr=subprocess.STDOUT, cwd=folder)
-    base = f"http://127.0.0.1:{http_port}"
+    for attempt in range(1, ATTEMPTS + 1):
+        # A free port can be taken by another process before Virtuoso binds it; it then exits at
+        # once: start again, on other ports and a new database.
+        for old in folder.glob("virtuoso*"):
+            if old.name != "virtuoso.ini":
+                old.unlink()
+        sql_port, http_port = free_port(), free_port()
+        ini.write_text(VIRTUOSO_INI.format(dir=folder, sql_port=sql_port, http_port=http_port, max_rows=max_rows))
+        log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed below
+        proc = subprocess.Popen([binary, "+foreground", "+configfile", str(ini)], stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+        base = f"http://127.0.0.1:{http_port}"
+        try:
+            # The HTTP port opens before the SPARQL pages are registered: wait for a real answer.
+            wait_http(base + "/sparql?query=ASK%7B%7D", proc, timeout, ok=lambda r: r.status_code == 200)
+            break
+        except RuntimeError as exc:
+            exited = proc.poll() is not None
+            stop(proc, 30)
+            log.close()
+            if not exited or attempt == ATTEMPTS:
+                raise RuntimeError(f"{exc} (attempt {attempt}); its logs end: {_tail(folder / 'server.log')} {_tail(folder / 'virtuoso.log')}") from exc
     try:
-        # The HTTP port opens before the SPARQL pages are registered: wait for a real answer.
-        wait_http(base + "/sparql?query=ASK%7B%7D", proc, timeout, ok=lambda r: r.status_code == 200)
         user, password, dba = "policykb", secrets.token_hex(8), secrets.token_hex(8)
         sql = (
             f"DB.DBA.USER_CREATE('{user}', '{password}'); GRANT SPARQL_UPDATE TO \"{user}\"; "
