@@ -33,16 +33,19 @@ def option_label(option: str) -> str:
 
 def interleave(main: Sequence[Evidence], per_option: Sequence[tuple[str, Sequence[Evidence]]], k: int) -> list[Evidence]:
     """Round-robin over the question's ranking and each option's, without repeats, cut to ``k``.
-    An item an option's search placed (first or again) gains ``(option label, rank there)``.
+    An item an option's search found gains ``(option label, rank there)``; the signals' ranks it
+    shows are the question's own search's (none when only an option's search found it: ranks in
+    another search would read as the question's).
 
     >>> from spr.records import Evidence
-    >>> e = lambda t: Evidence("chunk", t, 0.0, "hybrid")
+    >>> e = lambda t: Evidence("chunk", t, 0.0, "hybrid", ranks=(("bm25", 1),))
     >>> out = interleave([e("a"), e("b")], [("x", [e("b"), e("c")]), ("y", [e("d")])], 4)
     >>> [(i.text, i.ranks) for i in out]
-    [('a', ()), ('b', (("option 'x'", 1),)), ('d', (("option 'y'", 1),)), ('c', (("option 'x'", 2),))]
+    [('a', (('bm25', 1),)), ('b', (('bm25', 1), ("option 'x'", 1))), ('d', (("option 'y'", 1),)), ('c', (("option 'x'", 2),))]
     """
     order: list[str] = []
     items: dict[str, Evidence] = {}
+    in_main = {e.key: e for e in main}
     lists = [("", list(main))] + [(option_label(o), list(r)) for o, r in per_option]
     for rank in range(max((len(r) for _, r in lists), default=0)):
         for label, ranking in lists:
@@ -51,7 +54,7 @@ def interleave(main: Sequence[Evidence], per_option: Sequence[tuple[str, Sequenc
             item = ranking[rank]
             if item.key not in items:
                 order.append(item.key)
-                items[item.key] = item
+                items[item.key] = in_main.get(item.key) or replace(item, ranks=())
             if label:
                 items[item.key] = replace(items[item.key], ranks=(*items[item.key].ranks, (label, rank + 1)))
     return [items[key] for key in order[:k]]
