@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from spr import answerable
+from spr import answerable, asking
 from spr.fuse import ContextPiece, FusedContext
 from spr.generate import ExtractiveGenerator
 from spr.records import ChunkRef, Evidence, is_abstention
@@ -42,7 +42,7 @@ from spr.scoring import LexicalScorer
     ],
 )
 def test_asked_value(question, kind):
-    assert answerable.asked_value(question) == kind
+    assert asking.asked_value(question) == kind
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_a_target_must_be_for_the_asked_year():
     table = answerable.Passage((row, "Greece_NECP"), (row,), ("Greece_NECP", "Targets for 2040"))
     assert answerable.check("What share of renewable energy does Greece aim for in 2040?", [greece, table]).answerable
     # an act's number is no year; a question without a year is not checked this way
-    assert answerable.question_years("What does Regulation (EU) 2018/1999 require in 2030?") == {"2030"}
+    assert asking.question_years("What does Regulation (EU) 2018/1999 require in 2030?") == {"2030"}
     assert answerable.check("What share of renewable energy does Greece aim for?", [greece]).answerable
 
 
@@ -323,7 +323,7 @@ def passage(*sentences: str) -> answerable.Passage:
 def test_german_questions_ask_for_the_same_kinds_of_value(question, kind):
     from spr.gloss import gloss
 
-    assert answerable.asked_value(gloss(question)) == kind
+    assert asking.asked_value(gloss(question)) == kind
 
 
 def test_german_questions_are_checked_and_answered_with_the_german_sentence():

@@ -1,0 +1,138 @@
+"""What a question asks for: the kind of value (:func:`asked_value`), a lower bound
+(:func:`asks_minimum`), the kind of sum (:func:`money_kinds`) and the years it states
+(:func:`question_years`) — what :mod:`spr.answerable` checks the evidence against.
+
+Pure functions over strings; English, and German through :mod:`spr.gloss`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spr.values import ValueKind
+
+_TIME_UNIT = r"(?:hours?|days?|weeks?|months?|years?|minutes?|decades?|time)"
+_ASKS: tuple[tuple[ValueKind, re.Pattern[str]], ...] = (
+    ("duration", re.compile(rf"\bhow (?:long|soon|quickly|fast|often)\b|\bhow (?:many|much) {_TIME_UNIT}\b")),
+    ("money", re.compile(
+        r"\b(?:how much|what|which|how (?:high|large|big))\b[^?]{0,60}?\b(?:fines?|fees?|penalt(?:y|ies)|price|costs?|capital|"
+        r"budget|funding|subsid(?:y|ies)|tax(?:es)?|levy|surcharge|allowance|payments?|charges?|euros?|cents?|money)\b"
+    )),
+    ("percent", re.compile(
+        r"\b(?:what|which|how (?:big|large|high|much))\b[^?]{0,60}?\b(?:percentage|per ?cent|share|proportion|portion|fraction)\b"
+    )),
+    ("time", re.compile(
+        r"\b(?:what|which) (?:year|date|day)\b|\b(?:by|until|since|from|till) when\b|^when\b|"
+        r"\bwhen (?:does|did|do|will|must|is|are|was|were|should|can|could|has|have|had)\b|"
+        # "What was the deadline for …?": a date or a time limit (both state a time)
+        r"\b(?:what|which)\b[^?]{0,40}?\b(?:deadlines?|(?:due |end |cut-off )?dates?|time limits?)\b"
+    )),
+    ("number", re.compile(r"\bhow (?:many|much)\b|\bby how much\b")),
+)
+
+
+# A question that opens with a condition ("When adopting implementing acts …, what requirements …?")
+# asks what its main clause asks.
+_CONDITION = re.compile(
+    r"^(?:when|if|where|once|after|before|while)\b[^,?]*,\s*"
+    r"(?=(?:what|which|who|whom|whose|how|when|is|are|does|do|did|must|may|can|could|should|shall|will)\b)"
+)
+
+
+# A question that asks for a lower bound ("the minimum fine", "at least how many days") is not
+# answered by sentences that only set upper bounds ("fines up to EUR 10 000 000"): there is no
+# minimum to quote. A question that names a maximum too ("the maximum fine must be at least …")
+# asks for a bound on a maximum, which such sentences do state.
+_ASKS_MINIMUM = re.compile(r"\b(?:minimum|minimal|lowest|at least|mindest\w*)\b")
+_NAMES_MAXIMUM = re.compile(r"\b(?:maximum|highest|ceiling|h(?:ö|oe)chst\w*)\b")
+_UPPER_BOUND = re.compile(r"\bup to\b|\bmaximum\b|\bnot (?:to )?exceed|\bat most\b|\bno more than\b|\bh(?:ö|oe)chstens\b|\bbis zu\b")
+_LOWER_BOUND = re.compile(r"\bminimum\b|\bat least\b|\bnot less than\b|\bno less than\b|\bmindestens\b|\bnot below\b")
+
+
+def asks_minimum(question: str) -> bool:
+    """Whether ``question`` asks for a lower bound of a value (and names no maximum).
+
+    >>> asks_minimum("What is the minimum fine a data protection authority has to impose?")
+    True
+    >>> asks_minimum("At least how high must the maximum fine be?"), asks_minimum("What is the fine?")
+    (False, False)
+    """
+    text = question.lower()
+    return bool(_ASKS_MINIMUM.search(text)) and not _NAMES_MAXIMUM.search(text)
+
+
+def only_upper_bounds(sentence: str) -> bool:
+    """Whether ``sentence`` sets an upper bound and no lower one.
+
+    >>> only_upper_bounds("Infringements shall be subject to administrative fines up to 10 000 000 EUR.")
+    True
+    >>> only_upper_bounds("fines of a maximum of at least EUR 10 000 000"), only_upper_bounds("The fee is EUR 50.")
+    (False, False)
+    """
+    text = sentence.lower()
+    return bool(_UPPER_BOUND.search(text)) and not _LOWER_BOUND.search(text)
+
+
+# What a sum of money is paid as. A question asking for a fee is not answered by sentences that
+# state fines: the evidence of an act that sets fines and no fee holds no fee (English only).
+_MONEY_KINDS: dict[str, re.Pattern[str]] = {
+    "fine": re.compile(r"\b(?:fines?|penalt(?:y|ies)|sanctions?)\b"),
+    "fee": re.compile(r"\b(?:fees?|charges?|lev(?:y|ies)|tolls?)\b"),
+    "tax": re.compile(r"\b(?:tax(?:es|ation)?|dut(?:y|ies)|excise)\b"),
+    # money given: funding acts word the same sums as budgets, resources, envelopes, allocations
+    "funding": re.compile(
+        r"\b(?:subsid(?:y|ies|ised|ized|ises|izes)|grants?|aid|funding|financing|support|allowances?|budgets?|"
+        r"allocations?|allocated|envelopes?|appropriations?|resources|contributions?)\b"
+    ),
+    "capital": re.compile(r"\b(?:capital|own funds)\b"),
+}
+
+
+_YEAR = re.compile(r"(?<![\w/.,-])(?:19|20)\d\d(?![\w/.,-]*\d)")
+
+
+def question_years(text: str) -> set[str]:
+    """The years ``text`` states (1900–2099), not numbers of acts or dates inside other numbers.
+
+    >>> sorted(question_years("By how much does Latvia cut emissions by 2040 compared with 1990?"))
+    ['1990', '2040']
+    >>> question_years("Regulation (EU) 2018/1999 and 20301 tonnes"), question_years("in the 2030s")
+    (set(), set())
+    """
+    return set(_YEAR.findall(text)) - set(re.findall(r"(?:19|20)\d\d(?=s\b)", text))
+
+
+def money_kinds(text: str) -> set[str]:
+    """The kinds of sum ``text`` names ("fine", "fee", "tax", "funding", "capital").
+
+    >>> sorted(money_kinds("How much is the annual fee that essential entities pay to their CSIRT?"))
+    ['fee']
+    >>> sorted(money_kinds("Administrative fines of up to EUR 10 000 000")), money_kinds("What does it cost?")
+    (['fine'], set())
+    """
+    lowered = text.lower()
+    return {kind for kind, pattern in _MONEY_KINDS.items() if pattern.search(lowered)}
+
+
+def asked_value(question: str) -> ValueKind | None:
+    """The kind of value ``question`` asks for, or None when it asks for something else (a body,
+    a reason, yes or no).
+
+    >>> asked_value("Within how many days must the report be sent?")
+    'duration'
+    >>> asked_value("What is the maximum fine for a gatekeeper?")
+    'money'
+    >>> asked_value("What share of renewables does Greece aim for in 2040?")
+    'percent'
+    >>> asked_value("By which year does Estonia stop burning oil shale?"), asked_value("Who issues it?")
+    ('time', None)
+    >>> asked_value("What was the deadline for Member States to transpose the Directive?")
+    'time'
+    >>> asked_value("When adopting implementing acts under the AI Act, what requirements must be met?") is None  # a condition
+    True
+    """
+    text = _CONDITION.sub("", " ".join(question.lower().split()), count=1)
+    for kind, pattern in _ASKS:
+        if pattern.search(text):
+            return kind
+    return None
