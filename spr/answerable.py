@@ -178,13 +178,23 @@ def about(names: Sequence[str], question: str, texts: Iterable[str], stated: Seq
     return 2 * sum(name in missing for name in names) <= len(names)
 
 
+def _as_question(option: str) -> str:
+    return f"About {option}?"  # as a question's object: its first word is read as a name too
+
+
+def names_option(option: str, texts: Iterable[str]) -> bool:
+    """Whether ``texts`` mention an option of a choice ("Germany", "the GDPR"): its names and
+    numbers, an act by any of its names (:func:`missing_premises`)."""
+    return not missing_premises(_as_question(option), texts)
+
+
 def _option_names(question: str, known: Sequence[str]) -> list[set[str]]:
     """For a question choosing between options (:func:`spr.choices.choice`), the names of each
     option that the evidence mentions; empty for any other question, or when no option has one."""
     found = choice(question)
     if found is None:
         return []
-    options = [{n for n in premise_names(f"About {o}?") if n in known} for o in found.options]
+    options = [{n for n in premise_names(_as_question(o)) if n in known} for o in found.options]
     return options if any(options) else []
 
 

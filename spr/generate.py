@@ -170,17 +170,17 @@ def _option_picks(found: Choice, pool: Sequence[Candidate], scorer: SentenceScor
     picks: list[int] = []
     for i, option in enumerate(found.options):
         scores = scorer.score(found.asking(i), [c.text for c in pool])
-
-        def names_option(cand: Candidate, about: str = f"About {option}?") -> bool:
-            texts = [cand.text] + ([cand.source.title, cand.source.heading_path] if cand.source is not None else [])
-            return not answerable.missing_premises(about, texts)
-
-        eligible = [j for j in range(len(pool)) if scores[j] >= scorer.threshold and j not in picks and names_option(pool[j])]
+        eligible = [j for j in range(len(pool)) if scores[j] >= scorer.threshold and j not in picks and answerable.names_option(option, _read(pool[j]))]
         if not eligible:
             continue
         preferred = [j for j in eligible if pool[j].text in stating] or eligible
         picks.append(max(preferred, key=lambda j: (scores[j], -j)))
     return picks
+
+
+def _read(cand: Candidate) -> list[str]:
+    """A candidate sentence with what it stands under: its document title and heading path."""
+    return [cand.text] + ([cand.source.title, cand.source.heading_path] if cand.source is not None else [])
 
 
 def _section_cids(context: FusedContext) -> set[int]:
