@@ -12,8 +12,8 @@ from core.config import load_config
 from spr.qa import KnowledgeBase
 from spr.records import ChunkRef, Evidence
 from spr.retrieval.base import Retriever
-from spr.retrieval.graph import words
 from spr.retrieval.rescore import LINK, NAMED, OfflineReranker, follow_references, offline_scores
+from store.entity_graph import words
 from store.layout import KBLayout
 
 PENALTY = "What fine must an operator pay who fails to register an installation?"

@@ -26,7 +26,7 @@ from spr.retrieval.fusion import Fused, Ranked
 from store.base import RDFStore
 from store.entity_graph import GraphData, open_graph, words
 
-__all__ = ["EntityGraph", "GraphSignal", "words"]
+__all__ = ["EntityGraph", "GraphSignal"]
 
 
 class EntityGraph:
