@@ -26,7 +26,6 @@ from spr.answerable import Verdict, check_applies
 from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import Draft, ExtractiveGenerator, check_answerable, renumber
-from spr.grounding.relations import read_terms
 from spr.llm_answer import LLMGenerator, focus, prompt_overhead
 from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval, abstention
 from spr.retrieval.base import Retriever, elapsed_ms
@@ -38,6 +37,7 @@ from spr.verify import SupportChecker
 from store.base import RDFStore
 from store.freshness import stale_since
 from store.layout import KBLayout
+from store.vocabulary import read_terms
 
 if TYPE_CHECKING:
     from core.embed import Embedder

@@ -13,15 +13,7 @@ import re
 
 from spr.records import Fact
 from store.vocab import XSD
-
-
-def label_from_iri(iri: str) -> str:
-    """A readable fallback label: the local name with camelCase split ("hasDeadline" → "has deadline")."""
-    local = re.split(r"[#/]", iri.rstrip("/#"))[-1] or iri
-    # Minted instance IRIs end in "-<hash>"; the hash is noise in a sentence.
-    local = re.sub(r"-[0-9a-f]{12}$", "", local)
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local).replace("_", " ").replace("-", " ")
-    return " ".join(w if w.isupper() else w.lower() for w in words.split()) or iri
+from store.vocabulary import label_from_iri
 
 
 def date_text(value: str, datatype: str = "") -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from spr.fuse import FACTS_HEADER, PASSAGES_HEADER, dedupe, estimate_tokens, fuse, sentences
 from spr.records import ChunkRef, Evidence, Fact
-from spr.verbalize import format_literal, label_from_iri, verbalize
+from spr.verbalize import format_literal, verbalize
+from store.vocabulary import label_from_iri
 
 B = "https://example.org/"
 

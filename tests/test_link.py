@@ -13,12 +13,13 @@ from core.embed import make_embedder
 from core.resources import resource_dir
 from kgpipeline.derived.entity_index import EntityIndexStage, collect_labels
 from spr.grounding.link import EntityLinker, LinkOptions, combine, rank_candidates, surface_weights
-from spr.grounding.relations import ClassMatcher, RelationMatcher, rank_relations, read_terms
+from spr.grounding.relations import ClassMatcher, RelationMatcher, rank_relations
 from store.disambiguation import LinkWeight, write_weights
 from store.entity_labels import EntityLabels
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
 from store.vocab import PKB, RDF, SKOS
+from store.vocabulary import read_terms, vocabulary_texts
 
 OPTIONS = LinkOptions.from_config(SPRConfig())  # the defaults of [spr]
 
@@ -180,3 +181,22 @@ def test_class_matcher(kb, embedder):
     store, _ = kb
     classes = ClassMatcher(embedder, read_terms(store, "class"))
     assert classes.match("agencies")[0][0] == PKB + "Agency"
+
+
+def test_vocabulary_is_embedded_at_ingest_so_a_first_question_only_embeds_its_labels(kb, tmp_path):
+    """The entity-index stage puts every property and class name into the KB's embedding cache;
+    matching relations and classes on a fresh process then computes only the labels asked."""
+    from core.usage import UsageTracker
+
+    store, _ = kb
+    cache = tmp_path / "embed.sqlite"
+    EntityIndexStage(make_embedder(EmbedConfig(), cache_path=cache)).run(store, tmp_path / "kb")
+    tracker = UsageTracker()
+    fresh = make_embedder(EmbedConfig(), cache_path=cache, tracker=tracker)
+    relations = RelationMatcher(store, fresh, read_terms(store, "property"), top_k=3, flip_penalty=0.8)
+    assert relations.match("issued", [PLAN], reverse=False)[0].relation == PKB + "issues"
+    assert ClassMatcher(fresh, read_terms(store, "class")).match("agencies")[0][0] == PKB + "Agency"
+    totals = tracker.totals
+    asked = {"issued", "agencies"} - set(vocabulary_texts(store))  # a label may be a name itself
+    assert totals.texts_embedded == len(asked)
+    assert totals.embed_cache_hits > 100  # the names of every class and adjacent property

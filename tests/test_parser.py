@@ -14,7 +14,6 @@ from core.config import SPRConfig
 from core.resources import resource_dir
 from core.text import stem
 from policykb.cli import cli
-from spr.grounding.relations import read_terms
 from spr.grounding.sexpr import to_text
 from spr.grounding.sexpr_reader import parse
 from spr.parsing.factory import load_parser
@@ -23,6 +22,7 @@ from spr.parsing.rules import RuleParser
 from spr.parsing.synth import Example, split_dev, synthesize, verb_forms
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
+from store.vocabulary import read_terms
 
 CORPUS = Path(__file__).resolve().parents[1] / "examples" / "corpus"
 
@@ -59,7 +59,7 @@ def test_rule_parser_when_question_offers_a_date_reading_first(properties):
 
 
 def test_rule_parser_chains_relations_nearest_the_entity_first():
-    from spr.grounding.relations import Term
+    from store.vocabulary import Term
 
     lexicon = {f"https://x.org/{r}": Term(f"https://x.org/{r}", r) for r in ("children", "gender")}
     parser = RuleParser(lexicon)
@@ -87,8 +87,8 @@ def test_parse_outputs_keeps_valid_beams_in_score_order():
 
 
 def test_synthesis_forms_and_split_by_logical_form():
-    from spr.grounding.relations import Term
     from spr.parsing.synth import _Fact
+    from store.vocabulary import Term
 
     x = "https://x.org/"
     props = {x + "issues": Term(x + "issues", "issues", ("publish", "adopt")), x + "hasDeadline": Term(x + "hasDeadline", "has deadline", ("deadline",))}

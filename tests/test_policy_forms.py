@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from core.resources import resource_dir
-from spr.grounding.relations import read_terms
 from spr.grounding.sexpr import to_text
 from spr.parsing.policy_forms import policy_parse
 from spr.parsing.rules import RuleParser
 from store.ontologies import put_ontologies
 from store.oxigraph_store import OxigraphStore
+from store.vocabulary import read_terms
 
 
 @pytest.mark.parametrize(

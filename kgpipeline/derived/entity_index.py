@@ -4,7 +4,9 @@ Surface forms of an entity: its ``skos:prefLabel`` (and the bare name of "Name (
 the form homonyms share, as the weights stage counts it), every ``skos:altLabel`` (the text the
 extractor saw), any ``rdfs:label`` (KBs loaded from other sources), and every surface form the
 disambiguation weights link to it. One vector per distinct normalized form; the semantic parsing
-retriever's linker searches it and scores hits by similarity × disambiguation weight.
+retriever's linker searches it and scores hits by similarity × disambiguation weight. The names of
+the KB's properties and classes (``store.vocabulary``) are embedded too, into the embedding cache,
+for grounding's relation and class matching.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from store.disambiguation import normalize_surface, read_link_weights
 from store.entity_labels import INDEX_NAME, EntityLabels, read_labelled_entities, save_entity_index
 from store.layout import KBLayout
 from store.vocab import RDFS, SKOS
+from store.vocabulary import vocabulary_texts
 
 if TYPE_CHECKING:
     from core.config import Config
@@ -70,9 +73,13 @@ class EntityIndexStage:
         if forms:
             index.add(forms, self.embedder.embed_many(forms))
         save_entity_index(KBLayout(kb_dir).index(NAME), index, labels)
+        # Into the embedding cache only: grounding matches relation and class labels against these
+        # texts, and a fresh KB's first question embedded them one model call each.
+        vocabulary = vocabulary_texts(store) if self.embedder.cache is not None else []
+        self.embedder.embed_many(vocabulary)
         return (
-            f"{len(labels.names)} entities, {len(forms)} surface forms embedded "
-            f"in {time.perf_counter() - started:.1f} s"
+            f"{len(labels.names)} entities, {len(forms)} surface forms and {len(vocabulary)} vocabulary "
+            f"texts embedded in {time.perf_counter() - started:.1f} s"
         )
 
 

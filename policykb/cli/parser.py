@@ -75,9 +75,9 @@ def parse_command(app: AppContext, question: str, as_json: bool, explain: bool, 
 @one_line_errors
 def train_parser_command(app: AppContext, steps: int | None, per_form: int) -> None:
     """Synthesize questions from the ontology and KB, train the LoRA parser, report dev exact match."""
-    from spr.grounding.relations import read_terms
     from spr.parsing.synth import read_dates, read_facts, split_dev, synthesize
     from spr.parsing.train import train_parser, training_device
+    from store.vocabulary import read_terms
 
     store = app.store(read_only=True)
     config = app.config.spr

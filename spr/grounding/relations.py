@@ -1,9 +1,9 @@
 """Relation and class matching: an S-expression label → KB properties (or classes) by embedding.
 
-A property is described by its ``rdfs:label`` and ``skos:altLabel`` values as the ontology in the
-store gives them, or by its local name when the store has none ("cause_of_death" → "cause of
-death"). A label's similarity to a property is the best cosine over those texts; term vectors are
-computed once per matcher (and cached on disk by the embedder).
+A property is described by its texts (``store.vocabulary``: labels and altLabels, or its local
+name). A label's similarity to a property is the best cosine over those texts; term vectors are
+computed once per matcher, cached on disk by the embedder, and put there at ingest by the
+entity-index stage.
 
 Relations are matched among those actually adjacent to the candidate entities, in both
 directions: a relation found only against the parsed direction is still offered, flipped, with a
@@ -19,10 +19,10 @@ from typing import Literal
 import numpy as np
 
 from core.embed import Embedder
-from spr.verbalize import label_from_iri
 from store.base import RDFStore
 from store.terms import named_node, sparql_term
-from store.vocab import OWL, PKB, RDF, RDFS, SKOS
+from store.vocab import PKB, RDF, RDFS, SKOS
+from store.vocabulary import Term, label_from_iri
 
 Direction = Literal["out", "in"]  # "out": the anchor is the subject of the triple
 
@@ -31,19 +31,6 @@ EXCLUDED = frozenset(
     {RDF + "type", RDFS + "label", SKOS + "prefLabel", SKOS + "altLabel", PKB + "mentionedIn",
      PKB + "memberOfCommunity", PKB + "degreeCentrality", PKB + "linksEntity"}
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Term:
-    """A vocabulary term with the texts that name it (label first)."""
-
-    iri: str
-    label: str
-    alt_labels: tuple[str, ...] = ()
-
-    @property
-    def texts(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(t.casefold() for t in (self.label, *self.alt_labels) if t))
 
 
 @dataclass(frozen=True)
@@ -60,30 +47,6 @@ class RelationCandidate:
     flipped: bool
     similarity: float
     score: float
-
-
-def read_terms(store: RDFStore, kind: Literal["property", "class"]) -> dict[str, Term]:
-    """Labels and altLabels of the properties (or classes) declared in the store's ontologies."""
-    types = (
-        f"<{OWL}ObjectProperty> <{OWL}DatatypeProperty> <{RDF}Property>"
-        if kind == "property"
-        else f"<{OWL}Class> <{RDFS}Class>"
-    )
-    rows = store.select(
-        f"""SELECT ?t ?p ?l WHERE {{ VALUES ?type {{ {types} }} ?t a ?type .
-            VALUES ?p {{ <{RDFS}label> <{SKOS}altLabel> }} ?t ?p ?l
-            FILTER(isIRI(?t) && (LANG(?l) = "" || LANGMATCHES(LANG(?l), "en"))) }}"""
-    ).rows
-    labels: dict[str, list[str]] = {}
-    alts: dict[str, list[str]] = {}
-    for r in rows:
-        target = labels if r["p"].value == RDFS + "label" else alts  # type: ignore[union-attr]
-        target.setdefault(r["t"].value, []).append(r["l"].value)  # type: ignore[union-attr]
-    out = {}
-    for iri in sorted(set(labels) | set(alts)):
-        label = sorted(labels.get(iri, []))[0] if iri in labels else label_from_iri(iri)
-        out[iri] = Term(iri, label, tuple(sorted(set(alts.get(iri, [])))))
-    return out
 
 
 def term_for(iri: str, lexicon: Mapping[str, Term]) -> Term:
@@ -110,10 +73,14 @@ class TermMatcher:
         terms = [term_for(i, self.lexicon) for i in dict.fromkeys(iris)]
         if not terms:
             return []
-        query = self._embed([label.casefold()])[0]
+        texts_of = {term.iri: list(term.texts) for term in terms}
+        # One batch for the label and every term text not seen yet: a cold KB has ~100 of them,
+        # and one model call each cost seconds on the first question.
+        self._embed([label.casefold(), *(t for texts in texts_of.values() for t in texts)])
+        query = self._vectors[label.casefold()]
         out = []
         for term in terms:
-            texts = list(term.texts) or [label_from_iri(term.iri)]
+            texts = texts_of[term.iri]
             sims = self._embed(texts) @ query
             best = int(np.argmax(sims))
             out.append((term.iri, float(sims[best]), texts[best]))

@@ -42,8 +42,8 @@ class RefreshReport:
 
 def training_examples(store: RDFStore, config: SPRConfig, per_form: int = 2):
     """(train, dev) examples synthesized from the KB (relation questions + policy shapes)."""
-    from spr.grounding.relations import read_terms
     from spr.parsing.synth import read_dates, read_facts, read_policy_facts, split_dev, synthesize, synthesize_policy
+    from store.vocabulary import read_terms
 
     examples = synthesize(read_facts(store), read_dates(store), read_terms(store, "property"), read_terms(store, "class"),
                           seed=config.seed, per_form=per_form)  # fmt: skip

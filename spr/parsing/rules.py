@@ -24,10 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.text import stem
-from spr.grounding.relations import EXCLUDED, Term
+from spr.grounding.relations import EXCLUDED
 from spr.grounding.sexpr import And, Class, Count, Entity, Expr, Join, Label, Relation, to_text
 from spr.parsing.candidate import ParseCandidate, first_of_each
 from spr.parsing.policy_forms import policy_parse
+from store.vocabulary import Term
 
 NAME = "rules"
 _WORD = re.compile(r"\w+(?:[-.:/]\w+)*|'s\b")

@@ -29,11 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.text import past_participle, plural, third_person, verb_base
-from spr.grounding.relations import EXCLUDED, Term, term_for
+from spr.grounding.relations import EXCLUDED, term_for
 from spr.grounding.sexpr import Class, Label, to_text
 from spr.parsing.policy_forms import question_label
 from store.base import RDFStore
 from store.vocab import PKB, RDF, RDFS, SKOS, XSD
+from store.vocabulary import Term
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ from core.errors import StoreError
 from spr.records import Evidence, Fact, Retrieval, Trace
 from spr.retrieval.base import Retriever, chunk_evidence, chunk_refs, elapsed_ms
 from spr.retrieval.community import CommunityData, community_data, context_overhead, evidence_tokens, report_evidence
-from spr.verbalize import format_literal, label_from_iri, verbalize
+from spr.verbalize import format_literal, verbalize
 from store.vocab import PKB, RDF, SKOS, values_clause
+from store.vocabulary import label_from_iri
 
 if TYPE_CHECKING:
     from core.embed import Embedder

@@ -23,8 +23,9 @@ from pyoxigraph import Literal
 
 from spr.records import Evidence, Fact
 from spr.retrieval.base import Retriever, chunk_refs
-from spr.verbalize import format_literal, label_from_iri, verbalize
+from spr.verbalize import format_literal, verbalize
 from store.vocab import PKB, RDF, SKOS
+from store.vocabulary import label_from_iri
 
 if TYPE_CHECKING:
     from core.embed import Embedder

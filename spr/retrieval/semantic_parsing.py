@@ -25,17 +25,18 @@ from core.embed import Embedder
 from spr.grounding.compile import CompiledQuery, Var, compile_query
 from spr.grounding.ground import Grounder, Grounding, GroundingOptions
 from spr.grounding.link import EntityCandidate, EntityLinker, LinkOptions
-from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher, Term, read_terms, term_for
+from spr.grounding.relations import ClassMatcher, RelationCandidate, RelationMatcher, term_for
 from spr.grounding.sexpr import to_text
 from spr.lexical import lexical_scores
 from spr.parsing.candidate import ParseCandidate, SemanticParser
 from spr.parsing.factory import load_parser, parse_stages
 from spr.records import Fact
-from spr.verbalize import date_text, label_from_iri
+from spr.verbalize import date_text
 from store.base import RDFStore
 from store.disambiguation import read_link_weights
 from store.terms import named_node, sparql_term
 from store.vocab import PKB, RDFS, SKOS
+from store.vocabulary import Term, label_from_iri, read_terms
 
 _MAX_EVIDENCE_CHUNKS = 200  # chunks read to order several answers by their evidence
 
