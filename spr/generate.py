@@ -106,9 +106,12 @@ class ExtractiveGenerator:
             key=lambda pair: (-pair[0], pair[1]),
         )
         best = round(max(scores), 4) if scores else None
-        if self.check and ranked:
+        if self.check and pool:
             # Every sentence of the passages may state the asked value: one scoring under the
-            # threshold often does (a long provision whose other words the question lacks).
+            # threshold often does (a long provision whose other words the question lacks). So
+            # the check runs even when no sentence reaches the threshold: a question worded unlike
+            # the text ("How long can it take to answer?") is answered by the sentence stating the
+            # asked kind of value in a passage on its subject, if there is one.
             by_score = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
             verdict = check_answerable(self.check_question or question, context, [pool[i] for i in by_score])
             if not verdict.answerable:

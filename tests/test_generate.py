@@ -94,6 +94,22 @@ def test_extractive_answer_abstains_when_nothing_is_relevant():
     assert empty.text == ABSTAIN
 
 
+def test_a_sentence_stating_the_asked_value_answers_a_question_worded_unlike_it():
+    """No sentence reaches the threshold, but one states the asked kind of value (a sum) in a
+    passage on the question's subject: the check answers with it. A question asking for no
+    value, worded the same way, is still declined."""
+    generator = ExtractiveGenerator(LexicalScorer(0.5), max_facts=3, max_sentences=2, check=True)
+    question = "I forgot to register my rooftop panels. How much will that cost me?"
+    context = fuse([passage(ACT)], 1000)
+    assert max(LexicalScorer(0.5).score(question, ACT.text.split(". "))) < 0.5
+    draft = generator.generate(question, context)
+    assert not draft.abstained and "EUR 50,000" in draft.text
+    declined = generator.generate("I forgot to register my rooftop panels. Who will tell me?", context)
+    assert declined.abstained
+    unchecked = ExtractiveGenerator(LexicalScorer(0.5), max_facts=3, max_sentences=2).generate(question, context)
+    assert unchecked.abstained  # without the check, the threshold decides alone
+
+
 class ScriptedLLM(LLM):
     """Returns a fixed reply; the base class still does request building and usage accounting."""
 

@@ -177,6 +177,8 @@ def render_explain(answer) -> str:
         lines.append(f"Note:         {t.note}")
     if answer.abstain_reason:
         lines.append(f"Abstained:    {answer.abstain_reason}")
+    elif answer.abstained and answer.confidence is not None:
+        lines.append(f"Abstained:    no sentence scores as high as [answer] min_score (best {answer.confidence:.2f})")
     if t.linked:
         lines.append("Linked entities (score = similarity x weight):")
         lines += [
