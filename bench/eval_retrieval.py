@@ -34,6 +34,7 @@ from bench.check_devset import DEV_SETS, SHARED_KB, corpus_path, default_devset_
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
+from spr.choices import choice  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
 from spr.eval.datasets import default_data_dir, load_dataset, load_jsonl, sample  # noqa: E402
 from spr.eval.runner import document_ids, prepare_kb, resolve_contexts  # noqa: E402
@@ -149,26 +150,29 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
     """``hybrid`` as the product runs it (``kb.retriever``, top 10) — the rows above rebuild its
     steps from shared rankings, all but the pulling in of named documents and the per-option
     searches of a choice — and the same with each of those steps off (``[retrieval] rescore_pull
-    = false``, ``choices = false``), scored on the answerable questions. ``per_question``, when
-    given, receives each row's scores of every choice question (:func:`spr.choices.choice`)."""
-    from spr.choices import choice
+    = false``, ``choices = false``) and with bridges switched (``bridges``), scored on the
+    answerable questions. ``per_question``, when given, receives each row's scores of every choice
+    question (:func:`spr.choices.choice`) and bridge question (:func:`spr.bridges.bridge`)."""
+    from spr.bridges import bridge
 
-    def without(field: str):
-        config = kb.config.model_copy(update={"retrieval": kb.config.retrieval.model_copy(update={field: False})})
+    def switched(field: str, value: bool = False):
+        config = kb.config.model_copy(update={"retrieval": kb.config.retrieval.model_copy(update={field: value})})
         return KnowledgeBase(config, kb.store, embedder=kb.embedder).retriever("hybrid")
 
     answerable = [q for q in questions if q.answerable]
     systems = {}
+    bridges = kb.config.retrieval.bridges
     for label, retriever in (
         ("hybrid (retriever)", kb.retriever("hybrid")),
-        ("hybrid (retriever), no pull", without("rescore_pull")),
-        ("hybrid (retriever), no choices", without("choices")),
+        ("hybrid (retriever), no pull", switched("rescore_pull")),
+        ("hybrid (retriever), no choices", switched("choices")),
+        ("hybrid (retriever), " + ("no bridges" if bridges else "bridges"), switched("bridges", not bridges)),
     ):
         per_q = scores_of([(q, [e.chunk.iri for e in retriever.search(q.question, 10).evidence if e.chunk]) for q in answerable])
         systems[label] = {key: round(sum(d[key] for d in per_q) / len(per_q), 3) for key in per_q[0]} if per_q else {}
         if per_question is not None:
             for q, scores in zip(answerable, per_q, strict=True):
-                if choice(q.question):
+                if choice(q.question) or bridge(q.question):
                     per_question.setdefault(q.question, {})[label] = scores
     return systems
 
@@ -355,8 +359,8 @@ def main() -> int:
         print(f"{label:<44}" + "".join(f"{s.get(k, float('nan')):>8.3f}" for k in keys))
     if latency:
         print("latency", json.dumps(latency))
-    for question, rows in choice_scores.items():  # the questions the per-option searches change
-        print("choice:", question[:90], " ".join(f"{label.removeprefix('hybrid (retriever)') or 'default'}: {r.get('QR@5', r.get('R@5'))}" for label, r in rows.items()))
+    for question, rows in choice_scores.items():  # the questions the per-option or bridge searches change
+        print("choice:" if choice(question) else "bridge:", question[:90], " ".join(f"{label.removeprefix('hybrid (retriever)') or 'default'}: {r.get('QR@5', r.get('R@5'))}" for label, r in rows.items()))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2))

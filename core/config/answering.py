@@ -153,6 +153,12 @@ class RetrievalConfig(Section):
         description="hybrid (and dual): a question choosing between options ('…, Germany or Greece?', 'between the AI Act and "
         "the GDPR') is also searched once per option, the rankings interleaved (spr/retrieval/choices.py, README 'Retrieval').",
     )
+    bridges: bool = Field(
+        False,
+        description="hybrid (and dual): a bridge question ('… in the city where the performers of Brother were formed?', 'The country "
+        "that … — what … does it aim for?') is also searched for its description, then for the rest with the description's best "
+        "sentence, the rankings interleaved (spr/retrieval/bridges.py, README 'Retrieval').",
+    )
     rescore: bool = Field(
         True,
         description="hybrid (and dual): rescore the fused top rescore_top_n offline, by cosine + word overlap with the question "

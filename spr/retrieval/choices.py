@@ -31,22 +31,22 @@ def option_label(option: str) -> str:
     return f"option '{option}'"
 
 
-def interleave(main: Sequence[Evidence], per_option: Sequence[tuple[str, Sequence[Evidence]]], k: int) -> list[Evidence]:
-    """Round-robin over the question's ranking and each option's, without repeats, cut to ``k``.
-    An item an option's search found gains ``(option label, rank there)``; the signals' ranks it
-    shows are the question's own search's (none when only an option's search found it: ranks in
-    another search would read as the question's).
+def interleave(main: Sequence[Evidence], others: Sequence[tuple[str, Sequence[Evidence]]], k: int) -> list[Evidence]:
+    """Round-robin over the question's ranking and each other search's (label, ranking), without
+    repeats, cut to ``k``. An item another search found gains ``(its label, rank there)``; the
+    signals' ranks it shows are the question's own search's (none when only another search found
+    it: ranks in another search would read as the question's).
 
     >>> from spr.records import Evidence
     >>> e = lambda t: Evidence("chunk", t, 0.0, "hybrid", ranks=(("bm25", 1),))
-    >>> out = interleave([e("a"), e("b")], [("x", [e("b"), e("c")]), ("y", [e("d")])], 4)
+    >>> out = interleave([e("a"), e("b")], [("option 'x'", [e("b"), e("c")]), ("option 'y'", [e("d")])], 4)
     >>> [(i.text, i.ranks) for i in out]
     [('a', (('bm25', 1),)), ('b', (('bm25', 1), ("option 'x'", 1))), ('d', (("option 'y'", 1),)), ('c', (("option 'x'", 2),))]
     """
     order: list[str] = []
     items: dict[str, Evidence] = {}
     in_main = {e.key: e for e in main}
-    lists = [("", list(main))] + [(option_label(o), list(r)) for o, r in per_option]
+    lists = [("", list(main))] + [(label, list(r)) for label, r in others]
     for rank in range(max((len(r) for _, r in lists), default=0)):
         for label, ranking in lists:
             if rank >= len(ranking):
@@ -77,7 +77,7 @@ class ChoiceRetriever(Retriever):
         if found is None:
             return first
         started = time.perf_counter()
-        per_option = [(option, self.inner.search(found.about(i), k).evidence) for i, option in enumerate(found.options)]
+        per_option = [(option_label(option), self.inner.search(found.about(i), k).evidence) for i, option in enumerate(found.options)]
         timings = {**dict(first.trace.timings_ms), "options": elapsed_ms(started)}
         note = "a choice: searched for " + ", ".join(option_label(o).removeprefix("option ") for o in found.options) + " too"
         trace = replace(first.trace, note="; ".join(n for n in (first.trace.note, note) if n), timings_ms=timings)

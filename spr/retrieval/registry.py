@@ -128,6 +128,10 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         from spr.retrieval.choices import ChoiceRetriever
 
         fused = ChoiceRetriever(fused)
+    if c.bridges:
+        from spr.retrieval.bridges import BridgeRetriever
+
+        fused = BridgeRetriever(fused)
     if c.llm_hops:
         from spr.retrieval.hop import LLMHopRetriever
 

@@ -1,0 +1,68 @@
+"""Two hops for a bridge question, without a model (``[retrieval] bridges``).
+
+For a question :func:`spr.bridges.bridge` reads as a description plus a question about what it
+describes, the inner retriever searches the description ("the city where the performers of
+Brother were formed"), takes the sentence of its first passage that best matches the description
+("Brother are an Australian rock band formed in Sydney …"), and searches once more with the rest
+of the question and that sentence ("What is the usual average snowfall in Brother are … Sydney
+…"). That ranking is interleaved with the question's own (:func:`spr.retrieval.choices.interleave`);
+a passage it placed gains ``("bridge", rank)`` in its ``ranks``. Other questions pass through
+unchanged, at no cost.
+
+This is the retrieve–read–retrieve loop of multi-hop QA (IRCoT, Trivedi et al. 2023) with the
+reading done by sentence matching instead of a model, and only where the question's wording says
+it has a bridge; the model-written variant is :mod:`spr.retrieval.hop`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from core.text import reading_text, split_sentences
+from spr.bridges import bridge
+from spr.lexical import lexical_scores
+from spr.records import Evidence, Retrieval
+from spr.retrieval.base import Retriever, elapsed_ms
+from spr.retrieval.choices import interleave
+
+LABEL = "bridge"
+
+
+def bridge_sentence(description: str, passage: str) -> str:
+    """The sentence of ``passage`` that shares most words with ``description`` (the first on a tie).
+
+    >>> bridge_sentence("the city where Brother were formed", "Brother are a band. Brother were formed in Sydney in 1995.")
+    'Brother were formed in Sydney in 1995.'
+    """
+    sentences = split_sentences(reading_text(passage), require_capital=False) or [passage]
+    scores = lexical_scores(description, sentences)
+    return sentences[max(range(len(sentences)), key=lambda i: (scores[i], -i))]
+
+
+class BridgeRetriever(Retriever):
+    """``inner`` for the question; for a bridge question also for its description and then for
+    the rest with the description's best sentence, interleaved with the question's ranking."""
+
+    def __init__(self, inner: Retriever):
+        self.inner = inner
+        self.name = inner.name
+
+    def retrieve(self, question: str, k: int) -> list[Evidence]:
+        return list(self.search(question, k).evidence)
+
+    def search(self, question: str, k: int) -> Retrieval:
+        first = self.inner.search(question, k)
+        found = bridge(question)
+        if found is None:
+            return first
+        started = time.perf_counter()
+        described = self.inner.search(found.description, k).evidence
+        if not described:
+            return first
+        query = found.then(bridge_sentence(found.description, described[0].text))
+        second = self.inner.search(query, k).evidence
+        timings = {**dict(first.trace.timings_ms), "bridge": elapsed_ms(started)}
+        note = f"a bridge question: searched for {found.description!r}, then {query!r}"
+        trace = replace(first.trace, note="; ".join(n for n in (first.trace.note, note) if n), timings_ms=timings)
+        return Retrieval(tuple(interleave(first.evidence, [(LABEL, second)], k)), trace)
