@@ -6,7 +6,7 @@ carbon neutrality by 2035 — what final energy consumption does it aim for in 2
 country. The passage that answers shares few words with the question; the passage the
 description leads to names the bridge ("Brother are a rock band formed in Sydney …").
 :func:`bridge` reads the description and the rest of the question apart, so that retrieval can
-search the description first and the rest with what that search found
+search the description first, and the question once more with what that search found
 (:mod:`spr.retrieval.bridges`).
 
 Three forms are read, common in multi-hop questions and rare elsewhere:
@@ -59,15 +59,6 @@ class Bridge:
     description: str
     rest: str
     form: str
-
-    def then(self, found: str) -> str:
-        """The rest of the question with what the description's search found: the query of the
-        second hop.
-
-        >>> Bridge("q", "the city where X was formed", "What is the snowfall in", "trail").then("X formed in Sydney.")
-        'What is the snowfall in X formed in Sydney.'
-        """
-        return f"{self.rest.rstrip(' ,;:—–-')} {found}".strip()
 
 
 def bridge(question: str) -> Bridge | None:

@@ -105,7 +105,7 @@ def test_the_rest_is_searched_with_the_description_s_best_sentence():
     assert inner.queries == [
         question,
         "the city where the performers of Brother were formed",
-        "What is the usual average snowfall in Brother are an Australian rock band formed in Sydney in 1995.",
+        question + " Brother are an Australian rock band formed in Sydney in 1995.",
     ]
     assert [e.text for e in got.evidence] == [BAND, PASSAGES[0], SYDNEY]  # the question's ranking and the hop's, interleaved
     assert got.evidence[2].ranks == ((LABEL, 2),)  # found only by the second hop: its label alone

@@ -3,9 +3,8 @@
 For a question :func:`spr.bridges.bridge` reads as a description plus a question about what it
 describes, the inner retriever searches the description ("the city where the performers of
 Brother were formed"), takes the sentence of its first passage that best matches the description
-("Brother are an Australian rock band formed in Sydney …"), and searches once more with the rest
-of the question and that sentence ("What is the usual average snowfall in Brother are … Sydney
-…"). That ranking is interleaved with the question's own (:func:`spr.retrieval.choices.interleave`);
+("Brother are an Australian rock band formed in Sydney …"), and searches once more with the
+question and that sentence. That ranking is interleaved with the question's own (:func:`spr.retrieval.choices.interleave`);
 a passage it placed gains ``("bridge", rank)`` in its ``ranks``. Other questions pass through
 unchanged, at no cost.
 
@@ -42,7 +41,9 @@ def bridge_sentence(description: str, passage: str) -> str:
 
 class BridgeRetriever(Retriever):
     """``inner`` for the question; for a bridge question also for its description and then for
-    the rest with the description's best sentence, interleaved with the question's ranking."""
+    the question with the description's best sentence, interleaved with the question's ranking.
+    (Measured on MuSiQue: the question with the sentence found more than the rest of the question
+    with it, or the sentence alone.)"""
 
     def __init__(self, inner: Retriever):
         self.inner = inner
@@ -60,7 +61,7 @@ class BridgeRetriever(Retriever):
         described = self.inner.search(found.description, k).evidence
         if not described:
             return first
-        query = found.then(bridge_sentence(found.description, described[0].text))
+        query = f"{question} {bridge_sentence(found.description, described[0].text)}"
         second = self.inner.search(query, k).evidence
         timings = {**dict(first.trace.timings_ms), "bridge": elapsed_ms(started)}
         note = f"a bridge question: searched for {found.description!r}, then {query!r}"
