@@ -17,8 +17,9 @@ Three forms are read, common in multi-hop questions and rare elsewhere:
 - **"Which X …, and what … it …?"**: the first part asks for the bridge, the second about it;
 - **a trailing description**: "… in the city where …?", "… of the association which published
   …?" — a definite noun phrase of at most three words, then a relative word; the rest of the
-  question must hold words of its own ("How much is the annual fee that …?" describes its own
-  answer, not a bridge).
+  question must hold words of its own and not end in "is"/"are" ("How much is the annual fee
+  that …?", "Under the GDPR, what are the conditions under which …?" describe their own answer,
+  not a bridge).
 
 Pure functions over strings; English only.
 """
@@ -45,8 +46,9 @@ _AND = re.compile(
     re.IGNORECASE,
 )
 _TRAIL = re.compile(rf"^(?P<m>.+?)\s(?P<d>the\s+{_HEAD}\s+(?:whose|where|in which|at which|of which|which|that|who)\b.+?)\s*\??$", re.IGNORECASE)
+_COPULA_END = re.compile(r"\b(?:is|are|was|were)\s*$", re.IGNORECASE)
 # Words that ask, not what the rest of the question is about.
-_ASKING = frozenset("what which who whom whose how when where why much many is are was were does do did the a an of in".split())
+_ASKING = frozenset("what which who whom whose how when where why much many is are was were does do did the a an of in name called term way kind type sort".split())
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ def bridge(question: str) -> Bridge | None:
     True
     >>> bridge("What is the maximum fine under the CSRD for a company that fails to publish?") is None
     True
+    >>> bridge("Under the GDPR, what are the conditions under which a controller is exempted?") is None
+    True
     """
     text = " ".join(question.split())
     for form, pattern in (("lead", _LEAD), ("and", _AND), ("trail", _TRAIL)):
@@ -84,5 +88,7 @@ def bridge(question: str) -> Bridge | None:
         rest = match.group("m")
         if not [w for w in re.findall(r"[\w'’-]+", rest.lower()) if w not in _ASKING and content_words(w)]:
             return None
+        if form == "trail" and _COPULA_END.search(rest):
+            return None  # "Under GDPR, what are the conditions under which …?": the description is what is asked
         return Bridge(question, match.group("d").strip(), rest.strip(), form)
     return None
