@@ -142,6 +142,7 @@ def main() -> int:
     ap.add_argument("--evidence-tokens", type=int, default=None, help="[answer] llm_evidence_tokens (LLM answers)")
     ap.add_argument("--free-end", action="store_true", help="[answer] llm_end_on_citation off: the model may stop uncited (the before)")
     ap.add_argument("--no-choices", action="store_true", help="[retrieval] choices off: no search per option of a choice question (the before)")
+    ap.add_argument("--bridges", choices=("on", "off"), default=None, help="[retrieval] bridges (default: the config's)")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -149,7 +150,10 @@ def main() -> int:
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype}),
         "llm": config.llm.model_copy(update={"cache": args.llm_cache, **_llm_threads(args.llm_threads)}),  # by default every LLM answer a real call
-        "retrieval": config.retrieval.model_copy(update={"choices": config.retrieval.choices and not args.no_choices}),
+        "retrieval": config.retrieval.model_copy(update={
+            "choices": config.retrieval.choices and not args.no_choices,
+            "bridges": config.retrieval.bridges if args.bridges is None else args.bridges == "on",
+        }),
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,

@@ -118,10 +118,10 @@ def test_a_question_without_a_bridge_is_searched_once():
     assert inner.queries == ["How much snowfall does Sydney get?"] and got.evidence[0].text == SYDNEY
 
 
-def test_the_registry_wraps_hybrid_when_bridges_are_on():
+def test_the_registry_wraps_hybrid_unless_bridges_are_off():
     config = Config()
     services = SimpleNamespace(config=config, store=None, embedder=None, llm=None, language="en")
-    assert not isinstance(_hybrid(services), BridgeRetriever)  # off by default
-    config.retrieval = RetrievalConfig(bridges=True)
-    wrapped = _hybrid(services)
+    wrapped = _hybrid(services)  # on by default
     assert isinstance(wrapped, BridgeRetriever) and isinstance(wrapped.inner, ChoiceRetriever)
+    config.retrieval = RetrievalConfig(bridges=False)
+    assert isinstance(_hybrid(services), ChoiceRetriever)

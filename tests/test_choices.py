@@ -133,9 +133,10 @@ def test_each_option_is_searched_and_its_best_passage_joins_the_top():
 def test_the_registry_wraps_hybrid_when_choices_are_on():
     config = Config()
     services = SimpleNamespace(config=config, store=None, embedder=None, llm=None, language="en")
+    config.retrieval = RetrievalConfig(bridges=False)  # bridges wrap the choices (tests/test_bridges.py)
     wrapped = _hybrid(services)
     assert isinstance(wrapped, ChoiceRetriever) and isinstance(wrapped.inner, OfflineReranker)
-    config.retrieval = RetrievalConfig(choices=False)
+    config.retrieval = RetrievalConfig(choices=False, bridges=False)
     assert isinstance(_hybrid(services), OfflineReranker)
 
 

@@ -154,7 +154,7 @@ class RetrievalConfig(Section):
         "the GDPR') is also searched once per option, the rankings interleaved (spr/retrieval/choices.py, README 'Retrieval').",
     )
     bridges: bool = Field(
-        False,
+        True,
         description="hybrid (and dual): a bridge question ('… in the city where the performers of Brother were formed?', 'The country "
         "that … — what … does it aim for?') is also searched for its description, then for the rest with the description's best "
         "sentence, the rankings interleaved (spr/retrieval/bridges.py, README 'Retrieval').",

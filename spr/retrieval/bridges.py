@@ -1,4 +1,4 @@
-"""Two hops for a bridge question, without a model (``[retrieval] bridges``).
+"""Two hops for a bridge question, without a model (``[retrieval] bridges``, on by default).
 
 For a question :func:`spr.bridges.bridge` reads as a description plus a question about what it
 describes, the inner retriever searches the description ("the city where the performers of
