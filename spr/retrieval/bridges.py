@@ -4,7 +4,7 @@ For a question :func:`spr.bridges.bridge` reads as a description plus a question
 describes, the inner retriever searches the description ("the city where the performers of
 Brother were formed"), takes the sentence of its first passage that best matches the description
 ("Brother are an Australian rock band formed in Sydney …"), and searches once more with the
-question and that sentence. That ranking is interleaved with the question's own (:func:`spr.retrieval.choices.interleave`);
+question and that sentence. That ranking is interleaved with the question's own (:func:`spr.retrieval.multi_query.interleave`);
 a passage it placed gains ``("bridge", rank)`` in its ``ranks``. Other questions pass through
 unchanged, at no cost.
 
@@ -15,15 +15,10 @@ it has a bridge; the model-written variant is :mod:`spr.retrieval.hop`.
 
 from __future__ import annotations
 
-import time
-from dataclasses import replace
-
 from core.text import reading_text, split_sentences
 from spr.bridges import bridge
 from spr.lexical import lexical_scores
-from spr.records import Evidence, Retrieval
-from spr.retrieval.base import Retriever, elapsed_ms
-from spr.retrieval.choices import interleave
+from spr.retrieval.multi_query import MultiQueryRetriever, Searches
 
 LABEL = "bridge"
 
@@ -39,31 +34,20 @@ def bridge_sentence(description: str, passage: str) -> str:
     return sentences[max(range(len(sentences)), key=lambda i: (scores[i], -i))]
 
 
-class BridgeRetriever(Retriever):
+class BridgeRetriever(MultiQueryRetriever):
     """``inner`` for the question; for a bridge question also for its description and then for
     the question with the description's best sentence, interleaved with the question's ranking.
     (Measured on MuSiQue: the question with the sentence found more than the rest of the question
     with it, or the sentence alone.)"""
 
-    def __init__(self, inner: Retriever):
-        self.inner = inner
-        self.name = inner.name
+    timing = "bridge"
 
-    def retrieve(self, question: str, k: int) -> list[Evidence]:
-        return list(self.search(question, k).evidence)
-
-    def search(self, question: str, k: int) -> Retrieval:
-        first = self.inner.search(question, k)
+    def more(self, question: str, k: int) -> tuple[Searches, str] | None:
         found = bridge(question)
         if found is None:
-            return first
-        started = time.perf_counter()
+            return None
         described = self.inner.search(found.description, k).evidence
         if not described:
-            return first
+            return None
         query = f"{question} {bridge_sentence(found.description, described[0].text)}"
-        second = self.inner.search(query, k).evidence
-        timings = {**dict(first.trace.timings_ms), "bridge": elapsed_ms(started)}
-        note = f"a bridge question: searched for {found.description!r}, then {query!r}"
-        trace = replace(first.trace, note="; ".join(n for n in (first.trace.note, note) if n), timings_ms=timings)
-        return Retrieval(tuple(interleave(first.evidence, [(LABEL, second)], k)), trace)
+        return [(LABEL, self.inner.search(query, k).evidence)], f"a bridge question: searched for {found.description!r}, then {query!r}"

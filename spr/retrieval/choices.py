@@ -17,13 +17,8 @@ from the question's wording.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-from dataclasses import replace
-
 from spr.choices import choice
-from spr.records import Evidence, Retrieval
-from spr.retrieval.base import Retriever, elapsed_ms
+from spr.retrieval.multi_query import MultiQueryRetriever, Searches
 
 
 def option_label(option: str) -> str:
@@ -31,54 +26,15 @@ def option_label(option: str) -> str:
     return f"option '{option}'"
 
 
-def interleave(main: Sequence[Evidence], others: Sequence[tuple[str, Sequence[Evidence]]], k: int) -> list[Evidence]:
-    """Round-robin over the question's ranking and each other search's (label, ranking), without
-    repeats, cut to ``k``. An item another search found gains ``(its label, rank there)``; the
-    signals' ranks it shows are the question's own search's (none when only another search found
-    it: ranks in another search would read as the question's).
-
-    >>> from spr.records import Evidence
-    >>> e = lambda t: Evidence("chunk", t, 0.0, "hybrid", ranks=(("bm25", 1),))
-    >>> out = interleave([e("a"), e("b")], [("option 'x'", [e("b"), e("c")]), ("option 'y'", [e("d")])], 4)
-    >>> [(i.text, i.ranks) for i in out]
-    [('a', (('bm25', 1),)), ('b', (('bm25', 1), ("option 'x'", 1))), ('d', (("option 'y'", 1),)), ('c', (("option 'x'", 2),))]
-    """
-    order: list[str] = []
-    items: dict[str, Evidence] = {}
-    in_main = {e.key: e for e in main}
-    lists = [("", list(main))] + [(label, list(r)) for label, r in others]
-    for rank in range(max((len(r) for _, r in lists), default=0)):
-        for label, ranking in lists:
-            if rank >= len(ranking):
-                continue
-            item = ranking[rank]
-            if item.key not in items:
-                order.append(item.key)
-                items[item.key] = in_main.get(item.key) or replace(item, ranks=())
-            if label:
-                items[item.key] = replace(items[item.key], ranks=(*items[item.key].ranks, (label, rank + 1)))
-    return [items[key] for key in order[:k]]
-
-
-class ChoiceRetriever(Retriever):
+class ChoiceRetriever(MultiQueryRetriever):
     """``inner`` for the question, and for a choice question once more per option (the question
-    about that option alone), interleaved (:func:`interleave`)."""
+    about that option alone), interleaved (:func:`spr.retrieval.multi_query.interleave`)."""
 
-    def __init__(self, inner: Retriever):
-        self.inner = inner
-        self.name = inner.name
+    timing = "options"
 
-    def retrieve(self, question: str, k: int) -> list[Evidence]:
-        return list(self.search(question, k).evidence)
-
-    def search(self, question: str, k: int) -> Retrieval:
-        first = self.inner.search(question, k)
+    def more(self, question: str, k: int) -> tuple[Searches, str] | None:
         found = choice(question)
         if found is None:
-            return first
-        started = time.perf_counter()
-        per_option = [(option_label(option), self.inner.search(found.about(i), k).evidence) for i, option in enumerate(found.options)]
-        timings = {**dict(first.trace.timings_ms), "options": elapsed_ms(started)}
-        note = "a choice: searched for " + ", ".join(option_label(o).removeprefix("option ") for o in found.options) + " too"
-        trace = replace(first.trace, note="; ".join(n for n in (first.trace.note, note) if n), timings_ms=timings)
-        return Retrieval(tuple(interleave(first.evidence, per_option, k)), trace)
+            return None
+        per_option: Searches = [(option_label(option), self.inner.search(found.about(i), k).evidence) for i, option in enumerate(found.options)]
+        return per_option, "a choice: searched for " + ", ".join(option_label(o).removeprefix("option ") for o in found.options) + " too"
