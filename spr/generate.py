@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from core.keywords import question_language
 from spr import answerable
 from spr.choices import Choice, choice
 from spr.fuse import FusedContext, Span, sentences
@@ -27,6 +28,7 @@ from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown
 from spr.records import ABSTAIN, ChunkRef, Citation
 from spr.retrieval.sections import favoured_section
 from spr.scoring import SentenceScorer
+from spr.values import QUANTITIES
 
 
 @dataclass(frozen=True)
@@ -111,12 +113,12 @@ class ExtractiveGenerator:
             # threshold often does (a long provision whose other words the question lacks). So
             # the check runs even when no sentence reaches the threshold: a question worded unlike
             # the text ("How long can it take to answer?") is answered by the sentence stating the
-            # asked kind of value in a passage on its subject, if there is one.
+            # asked kind of value in a passage on its subject, if there is one (_UNWORDED).
             by_score = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
             verdict = check_answerable(self.check_question or question, context, [pool[i] for i in by_score])
             if not verdict.answerable:
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=verdict.reason)
-            if verdict.answers:
+            if verdict.answers and (ranked or _unworded(verdict.asked, self.check_question or question)):
                 # the best sentence stating the asked value (in a passage on the subject) goes first;
                 # one in a section of the kind the question asks for ("Entry into force") before others
                 answers = set(verdict.answers)
@@ -163,6 +165,18 @@ class ExtractiveGenerator:
             else:
                 citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
+
+
+# Under the threshold a value-stating sentence answers only a duration or an amount asked in
+# English (where the check also reads what the amount is of). "When" takes dates and durations
+# alike, too broad without the question's words: "Seit wann gilt das Gesetz?" ("since when") is
+# not answered by "within six weeks".
+_UNWORDED: frozenset[str] = QUANTITIES | {"duration"}
+
+
+def _unworded(asked: str | None, question: str) -> bool:
+    """Whether a sentence stating ``asked`` may answer ``question`` with no sentence at the threshold."""
+    return asked in _UNWORDED and question_language(question) == "en"
 
 
 def _option_picks(found: Choice, pool: Sequence[Candidate], scorer: SentenceScorer, stating: set[str]) -> list[int]:

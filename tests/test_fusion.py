@@ -123,11 +123,11 @@ def test_words_lead_where_the_embedder_cannot_read_the_documents(kb_dir):
     config = load_config(kb_dir=kb_dir)
     assert config.embed.reads("en") and not config.embed.reads("de")
     with KnowledgeBase.open(kb_dir) as native:
-        assert isinstance(native.retriever("hybrid").inner, OfflineReranker)  # inside the search per option
+        assert isinstance(native.retriever("hybrid").inner.inner, OfflineReranker)  # inside the bridge and per-option searches
     foreign = config.model_copy(update={"embed": config.embed.model_copy(update={"languages": "de, fr"})})
     with KnowledgeBase.open(foreign) as kb:
         assert kb.language == "en"
-        retriever = kb.retriever("hybrid").inner
+        retriever = kb.retriever("hybrid").inner.inner
         assert isinstance(retriever, FusedRetriever)
         assert retriever.weights == words_lead(config.retrieval.weights) != config.retrieval.weights
         assert retriever.weights["bm25"] > retriever.weights["dense"]

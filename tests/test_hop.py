@@ -133,14 +133,14 @@ def test_bad_settings_are_refused():
 
 def test_registry_wraps_hybrid_only_when_hops_are_on():
     config = Config()
-    config.retrieval = RetrievalConfig(choices=False)  # the search per option is tests/test_choices.py's
+    config.retrieval = RetrievalConfig(choices=False, bridges=False)  # the searches per option and bridge are tests/test_choices.py's and tests/test_bridges.py's
     services = SimpleNamespace(config=config, store=None, embedder=None, llm=Says("x"), language="en")
     assert isinstance(_hybrid(services), OfflineReranker)
-    config.retrieval = RetrievalConfig(llm_hops=2, llm_hop_passages=4, llm_hop_keep=0, choices=False)
+    config.retrieval = RetrievalConfig(llm_hops=2, llm_hop_passages=4, llm_hop_keep=0, choices=False, bridges=False)
     hop = _hybrid(services)
     assert isinstance(hop, LLMHopRetriever) and isinstance(hop.inner, OfflineReranker)
     assert hop.name == "hybrid" and (hop.hops, hop.passages, hop.keep) == (2, 4, 0)
-    config.retrieval = RetrievalConfig(llm_hops=1, rerank=True, choices=False)  # the reranker orders what the hop found
+    config.retrieval = RetrievalConfig(llm_hops=1, rerank=True, choices=False, bridges=False)  # the reranker orders what the hop found
     both = _hybrid(services)
     assert isinstance(both, LLMReranker) and isinstance(both.inner, LLMHopRetriever)
 

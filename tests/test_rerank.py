@@ -96,11 +96,11 @@ def test_registry_wraps_hybrid_only_when_rerank_is_on(tmp_path):
     llm = NoLogprobsLLM("m")
     config = Config()
     services = SimpleNamespace(config=config, store=None, embedder=None, llm=llm, language="en")
-    default = _hybrid(services).inner  # the offline rescoring is on by default (inside the search per option), the LLM reranker is not
+    default = _hybrid(services).inner.inner  # the offline rescoring is on by default (inside the bridge and per-option searches), the LLM reranker is not
     assert isinstance(default, OfflineReranker) and isinstance(default.inner, FusedRetriever)
-    config.retrieval = RetrievalConfig(rescore=False, choices=False)
+    config.retrieval = RetrievalConfig(rescore=False, choices=False, bridges=False)
     assert isinstance(_hybrid(services), FusedRetriever)
-    config.retrieval = RetrievalConfig(rerank=True, rerank_top_n=7, choices=False)
+    config.retrieval = RetrievalConfig(rerank=True, rerank_top_n=7, choices=False, bridges=False)
     wrapped = _hybrid(services)
     assert isinstance(wrapped, LLMReranker) and isinstance(wrapped.inner, OfflineReranker)
     assert wrapped.name == "hybrid" and wrapped.top_n == 7
