@@ -33,7 +33,8 @@ from spr.lexical import content_words
 
 # A head noun phrase: up to three words, none of them a preposition or article ("the waterfall in
 # the country where …" is read at "the country where …").
-_HEAD = r"(?:(?!(?:in|of|for|on|at|by|from|with|to|a|an|the|and|or)\b)[\w'’-]+\s+){0,2}(?!(?:in|of|for|on|at|by|from|with|to|a|an|the|and|or)\b)[\w'’-]+"
+_WORD = r"(?!(?:in|of|for|on|at|by|from|with|to|a|an|the|and|or)\b)[\w'’-]+"
+_HEAD = rf"(?:{_WORD}\s+){{0,2}}{_WORD}"
 _RELATIVE = r"(?:whose|where|in which|at which|of which|for which|by which|from which|which|that|who|when)"
 _LEAD = re.compile(
     rf"^(?P<d>(?:(?:in|for|at|by|from|of|on)\s+)?the\s+{_HEAD}\s+{_RELATIVE}\b[^—–:;?]+?)\s*(?:—|–|--|:|;|,)\s*"

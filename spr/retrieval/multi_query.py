@@ -8,6 +8,7 @@ questions pass through unchanged, at no cost.
 from __future__ import annotations
 
 import time
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -57,9 +58,9 @@ class MultiQueryRetriever(Retriever):
         self.inner = inner
         self.name = inner.name
 
+    @abstractmethod
     def more(self, question: str, k: int) -> tuple[Searches, str] | None:
         """The labelled rankings of the further searches and a note on them, or None for none."""
-        raise NotImplementedError
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
