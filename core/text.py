@@ -275,7 +275,9 @@ def stem(word: str) -> str:
 # --- text as readers and indexes see it -----------------------------------------------------------------
 _MD_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+", re.M)
 _MD_HEADING_INLINE = re.compile(r"(?<=\S)[ \t]+#{1,6}[ \t]+(?=\S)")  # lines the source joined
-_FOOTNOTE_REF = re.compile(r"\s?\(\[\^[^\]\s]{1,24}\]\)|\[\^[^\]\s]{1,24}\](?!:)")
+# Labels run to 40 characters in EUR-Lex and gesetze-im-internet exports
+# ("[^ntr14-L_2021172EN.01005301-E0014]", "[^F807051_1_BJNR197010005BJNE005007118]").
+_FOOTNOTE_REF = re.compile(r"\s?\(\[\^[^\]\s]{1,64}\]\)|\s?\[\^[^\]\s]{1,64}\](?!:)")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _SPACES = re.compile(r"[ \t]{2,}")
 
@@ -287,6 +289,8 @@ def reading_text(text: str) -> str:
 
     >>> reading_text("#### Article 1 ##### Subject matter\\nRegulation (EU) 2018/1999 ([^E0001]) applies.")
     'Article 1 Subject matter\\nRegulation (EU) 2018/1999 applies.'
+    >>> reading_text("the Council [^ntr14-L_2021172EN.01005301-E0014]. Gesetz [^F807051_1_BJNR197010005BJNE005007118] gilt.")
+    'the Council. Gesetz gilt.'
     """
     out = _FOOTNOTE_REF.sub("", text)
     out = _MD_HEADING_INLINE.sub(" ", _MD_HEADING_LINE.sub("", out))

@@ -236,6 +236,8 @@ class Answer:
         for item in data["evidence"]:  # what a reader sees: the chunk without source markup
             if item.get("chunk"):
                 item["chunk"]["reading_text"] = reading_text(item["chunk"]["text"])
+        for item in data["citations"]:  # the quote stays the exact characters; this is how it reads
+            item["reading_quote"] = reading_text(item["quote"])
         return _plain(data)
 
 

@@ -45,6 +45,10 @@ def test_rrf_weights_and_ties():
 def test_reading_text_and_windows():
     assert reading_text("#### Article 1 ##### Subject matter ([^E0001])") == "Article 1 Subject matter"
     assert reading_text("C# and #1 stay") == "C# and #1 stay"
+    # regression: EUR-Lex and German law exports label footnotes with up to 40 characters
+    assert reading_text("the Council [^ntr14-L_2021172EN.01005301-E0014].") == "the Council."
+    assert reading_text("gilt [^F807051_1_BJNR197010005BJNE005007118] ab") == "gilt ab"
+    assert reading_text("[^E0001]: OJ L 243, 9.7.2021") == "[^E0001]: OJ L 243, 9.7.2021"  # the footnote itself stays
     words = " ".join(f"w{i}" for i in range(100))
     windows = word_windows(words, 40, 10)
     assert windows[0].split()[0] == "w0" and windows[-1].split()[-1] == "w99"  # the tail is not lost

@@ -188,6 +188,16 @@ def test_to_dict_is_json(kb):
     assert data["usage"]["llm_calls"] == 0 and data["kind"] == "extractive"
 
 
+def test_citations_read_without_source_markup_and_keep_the_exact_quote():
+    from spr.records import Answer, Citation
+
+    quote = "#### Article 9\nThe JTF shall not support investment in fossil fuels [^ntr3-L_2021231EN.01000101-E0003]."
+    data = Answer(question="q", text="t [1]", mode="dual", kind="extractive",
+                  citations=(Citation(1, "urn:c", "urn:d", "JTF", 0, len(quote), quote),)).to_dict()
+    assert data["citations"][0]["quote"] == quote
+    assert data["citations"][0]["reading_quote"] == "Article 9\nThe JTF shall not support investment in fossil fuels."
+
+
 def test_warm_up_loads_what_the_first_question_needs_and_asks_no_model(kb_dir):
     with KnowledgeBase.open(kb_dir) as base:
         assert base._embedder is None and not base._retrievers and base._llm is None  # opening is cheap

@@ -234,7 +234,7 @@ function renderAnswer(answer) {
   $("citations").replaceChildren(
     ...citations.map((c) =>
       el("li", { id: `cite-${c.id}`, value: String(c.id) },
-        el("blockquote", {}, c.quote),
+        el("blockquote", {}, c.reading_quote || c.quote),
         el("span", { class: "source" }, `${c.title || c.document} · characters ${c.start}–${c.end}`))));
   $("no-citations").hidden = citations.length > 0;
 

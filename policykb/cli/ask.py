@@ -16,6 +16,7 @@ import click
 
 from core.config import MAX_K, load_config
 from core.errors import InputError, ModelError, PolicyKBError
+from core.text import reading_text
 from policykb.cli.app import AppContext, one_line_errors
 from store.freshness import stale_since
 
@@ -90,8 +91,8 @@ def ask(
         for c in answer.citations:
             where = f"{c.title or c.document}, characters {c.start}-{c.end}" if c.document else c.chunk or "(no text)"
             click.echo(f"  [{c.id}] {where}")
-            if c.quote:
-                click.echo(textwrap.fill(f'"{c.quote}"', width=100, initial_indent="      ", subsequent_indent="      "))
+            if c.quote:  # as it reads: no footnote marks or Markdown headings (JSON keeps the exact quote)
+                click.echo(textwrap.fill(f'"{reading_text(c.quote)}"', width=100, initial_indent="      ", subsequent_indent="      "))
     if explain:
         click.echo("\n" + render_explain(answer))
 

@@ -62,7 +62,8 @@ class CitationOut(BaseModel):
     title: str
     start: int
     end: int
-    quote: str
+    quote: str = Field(description="Exactly the document's characters start..end (source markup included).")
+    reading_quote: str = Field("", description="The quote as it reads: no footnote marks or Markdown headings.")
 
 
 class AnswerOut(BaseModel):
