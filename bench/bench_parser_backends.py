@@ -9,7 +9,7 @@ PyTorch base is loaded with), because llama.cpp's batched CPU kernels cover thos
 Q4_1. Each engine reads a 40-token prompt, then one pass of W tokens is timed after it (W = 1, 3,
 8, 12, 32: a parse is a prompt pass and ~5 passes of 3–13 tokens); median of ``--n`` runs, all
 logits of the pass computed (llama.cpp ``logits_all``; PyTorch bfloat16 with its KV cache).
-Measured (README "Parser decoding and training"): llama.cpp wins on 1–3-token passes and loses
+Measured (docs/structured.md "Parser decoding and training"): llama.cpp wins on 1–3-token passes and loses
 from 8 tokens on, so the parser stays on PyTorch.
 """
 

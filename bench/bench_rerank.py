@@ -8,7 +8,7 @@ quotes in ``contexts``) over the KB ``bench/eval_retrieval.py --set dev-eu`` bui
 cache (``<cache>/retrieval-all-MiniLM-L6-v2/eval/eu_regulations/kb``). Quality: gold-quote
 recall@k (:func:`spr.eval.metrics.quote_recall_at_k`) over the chunk texts, k = 1, 3, 5, and the
 first stage's recall@``top_n``, the ceiling a reranker of those candidates can reach at any k.
-``--model qwen2.5-coder-1.5b-instruct`` measures the embedded 1.5B model (README "Retrieval").
+``--model qwen2.5-coder-1.5b-instruct`` measures the embedded 1.5B model (docs/retrieval.md "Retrieval").
 Cost: the rerank stage's seconds per question (the trace's "rerank" timing; the model is loaded
 and warmed before), LLM calls and tokens (the tracker, response cache off). Default model: the
 embedded SmolLM2-135M-Instruct.

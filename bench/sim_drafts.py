@@ -10,7 +10,7 @@ also drafts from the B most frequent next tokens of the training targets at the 
 (a multi-draft pass verifying all of them at once), counting the pass as wide as all drafts
 together. Questions and training targets are the split of ``bench/eval_pathquestion.py``
 (held-out paths); the tokenizer is the parser base's (written to the user cache on the parser's
-first load). README "Parser decoding and training" lists what it measured.
+first load). docs/structured.md "Parser decoding and training" lists what it measured.
 """
 
 from __future__ import annotations

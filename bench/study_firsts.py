@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/study_firsts.py dev-eu     # or hotpotqa, dev-de-native, squad2, ...
 
-Uses the same cached evaluation KB as bench/eval_retrieval.py (MiniLM). README "Questions in
+Uses the same cached evaluation KB as bench/eval_retrieval.py (MiniLM). docs/retrieval.md "Questions in
 another language" lists what it measured.
 """
 

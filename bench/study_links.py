@@ -13,7 +13,7 @@ variants then reorder those same candidates, so every row reads the same ranking
 - ``article references``: within one act, "Article N" in the first candidate's text names the
   act's document titled "<act> Article N" (a corpus of one article per record), not the title.
 
-README "Retrieval" lists what it measured.
+docs/retrieval.md "Retrieval" lists what it measured.
 """
 
 from __future__ import annotations

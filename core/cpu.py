@@ -46,7 +46,7 @@ def resolve_dtype(setting: str, cpuinfo: str | None = None) -> str:
 
 
 # PyTorch's CPU threads meet at a barrier after every operation, like llama.cpp's. Measured on two
-# cores (bench/bench_torch_threads.py, README "PyTorch threads"): on an idle machine two threads
+# cores (bench/bench_torch_threads.py, docs/structured.md "PyTorch threads"): on an idle machine two threads
 # parse 20 % and embed a question 15-50 % faster than one; beside one CPU-bound process two threads
 # parse 2.9x and embed a question 1.5-1.7x *slower*, while a batch of 64 chunks still embeds 2x
 # faster idle and only 8-48 % slower busy. So narrow work (one question, a parse) gets half of

@@ -27,7 +27,7 @@ fi
 # llama.cpp (inside llama-cpp-python) is compiled here, for the instruction sets this CPU reports,
 # not with -march=native: these VMs may report AMX in the CPU flags but trap on AMX instructions
 # ("Illegal instruction" at the first decode), so AMX stays off. AVX-512 (with VNNI, VBMI, BF16
-# where present) read prompts 1.5x faster than AVX2 on these cores (bench/bench_llm.py; README
+# where present) read prompts 1.5x faster than AVX2 on these cores (bench/bench_llm.py; docs/answers.md
 # "The instructions llama.cpp is compiled for"). The wheel is built once per variant into the user cache, and a
 # probe decodes two tokens with it: a CPU that traps on it gets the AVX2 build instead.
 llama_spec=$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml | head -1)

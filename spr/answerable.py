@@ -1,6 +1,6 @@
 """Is the answer in the evidence at all? Three checks made before an answer quotes or generates.
 
-Sentence scores cannot tell an answerable question from an unanswerable one (README "Answers":
+Sentence scores cannot tell an answerable question from an unanswerable one (docs/answers.md "Answers":
 AUC ~0.5): a question about a fine the corpus never sets finds sentences about other fines that
 score as high as the right ones. What does tell them apart, in the manner of classic QA systems,
 is whether the evidence holds what the question presupposes and what it asks for:

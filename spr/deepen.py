@@ -12,7 +12,7 @@ Only value questions are deepened: a name or number the top k lack (the premise 
 somewhere in a corpus more often than not, and on SQuAD 2.0's unanswerable questions — written to
 name a detail their paragraph lacks ("in 1961") — looking deeper for it answered them wrongly.
 Off by default (``[answer] deepen_k = 0``): on the dev sets it answered about as many questions
-wrongly as rightly (README "The answerability check, measured").
+wrongly as rightly (docs/answers.md "The answerability check, measured").
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 # --- LLM -------------------------------------------------------------------------------------------
 # No "if the evidence does not answer, say ..." clause: measured on the EU-law dev set, the 1.5B
-# Qwen then declined 11 of 13 answerable questions whose evidence held the answer (README
+# Qwen then declined 11 of 13 answerable questions whose evidence held the answer (docs/answers.md
 # "Answers"). Abstention comes from the check instead: a reply whose sentences the cited evidence
 # does not support is withheld (check_citations); a model that declines anyway is understood.
 SYSTEM_PROMPT = (

@@ -5,7 +5,7 @@ English question over German laws finds little ("What is the annual price cap fo
 meter …" shares no word with "Preisobergrenze … intelligentes Messsystem"). Cross-language
 retrieval by query translation (the classic CLIR recipe): when the question's language is not the
 KB's, the configured LLM translates it into the KB's language and the translation is retrieved.
-Measured on dev-de (README "Questions in another language"): the translation alone finds more
+Measured on dev-de (docs/retrieval.md "Questions in another language"): the translation alone finds more
 gold quotes than the question as asked, and also more than the two rankings fused
 (``bench/eval_translation.py`` compares the three).
 

@@ -1,5 +1,5 @@
 """Bridge questions: reading the description apart from the rest, and the two searches that
-follow it. Whether they find more gold passages is an evaluation (README "Bridge questions"),
+follow it. Whether they find more gold passages is an evaluation (docs/retrieval.md "Bridge questions"),
 not a test."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Questions that choose between options: reading the options, a search per option, and an
 extractive answer that quotes each option. Whether the searches find more gold quotes is an
-evaluation (README "Comparisons: evidence for every option"), not a test."""
+evaluation (docs/retrieval.md "Comparisons: evidence for every option"), not a test."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def test_document_node_has_issuer_identifiers_and_language(act):
 
 
 def test_sparql_walks_document_chapters_articles_chunks(act):
-    """The README's query: document → chapter → article → chunk, in order."""
+    """The docs/graphrag.md query: document → chapter → article → chunk, in order."""
     rows = select(act, 
         """SELECT ?chapter ?article (COUNT(?chunk) AS ?chunks) WHERE {
              ?doc dcterms:identifier "ohs-2025" .

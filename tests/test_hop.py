@@ -1,6 +1,6 @@
 """The LLM hops (``[retrieval] llm_hops``): its prompt, how the two rounds merge, a down model, the
 registry, and the whole path through a real KB with the real SmolLM2 GGUF. Whether a hop finds
-more gold passages is an evaluation, not a test (bench/eval_retrieval.py --llm-hops, README)."""
+more gold passages is an evaluation, not a test (bench/eval_retrieval.py --llm-hops, docs/retrieval.md "Optional LLM hops")."""
 
 from __future__ import annotations
 

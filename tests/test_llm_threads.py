@@ -1,7 +1,7 @@
 """Threads of the embedded model: one count generates, another reads the prompt.
 
 Generation meets at a barrier per token, so it gets half the CPUs by default; reading the prompt
-gets all of them (README "Speed and the thread count"). Checked on the loaded llama.cpp context
+gets all of them (docs/answers.md "Speed and the thread count"). Checked on the loaded llama.cpp context
 itself, with the tiny SmolLM2 model.
 """
 

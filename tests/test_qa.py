@@ -80,7 +80,7 @@ def test_unanswerable_question_gets_the_abstention(kb):
 
 
 def test_a_near_miss_is_declined_by_the_answerability_check_and_by_a_stricter_threshold(kb_dir):
-    """A near-miss scores above the calibrated min_score (README "Answers"), so on scores alone it
+    """A near-miss scores above the calibrated min_score (docs/answers.md "Answers"), so on scores alone it
     gets its best neighbours, cited; the answerability check declines it (it asks for a number no
     sentence states), and so does a stricter min_score (the measured trade-off)."""
     from core.config import load_config

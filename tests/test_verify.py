@@ -164,7 +164,7 @@ def test_llm_generator_stream_yields_pieces_then_the_checked_draft(checker):
 
 
 def test_an_uncited_reply_is_cited_by_shared_words_only_not_by_the_support_test(checker):
-    # By measurement (README, "Citations a sentence needs"): the small model forgets its markers
+    # By measurement (docs/answers.md, "Citations a sentence needs"): the small model forgets its markers
     # most when guessing, and letting the support test (which accepts paraphrases) cite uncited
     # replies released more wrong answers than right ones. A paraphrase that only the support test
     # accepts stays withheld; one sharing most of its words with a sentence is attributed.

@@ -88,13 +88,13 @@ class RetrievalConfig(Section):
     weighted reciprocal-rank fusion, score(c) = sum over signals of weight / (rrf_k + rank)."""
 
     # Defaults chosen by the mean R@5 / quote recall@5 over six visible sets (HotpotQA, MuSiQue,
-    # rag-eurlex and the three dev sets; bench/eval_retrieval.py's grid, README "Retrieval").
+    # rag-eurlex and the three dev sets; bench/eval_retrieval.py's grid, docs/retrieval.md "Retrieval").
     weight_bm25: float = Field(0.25, ge=0.0, description="RRF weight of BM25 over chunk texts (0 = off).")
     weight_dense: float = Field(1.0, ge=0.0, description="RRF weight of dense chunk vectors (0 = off).")
     weight_sentences: float = Field(
         1.0, ge=0.0,
         description="RRF weight of sentence vectors: a chunk ranked by its best-matching sentence (derived stage 'sentences'; 0 = off). "
-        "On by measurement: R@5/QR@5 never lower on seven set x embedder runs, +0.9 point on average (README 'Retrieval').",
+        "On by measurement: R@5/QR@5 never lower on seven set x embedder runs, +0.9 point on average (docs/retrieval.md).",
     )
     weight_questions: float = Field(
         0.0, ge=0.0,
@@ -141,7 +141,7 @@ class RetrievalConfig(Section):
         0, ge=0, le=3,
         description="hybrid (and dual): LLM hops for multi-hop questions (0 = off): the [llm] model reads the current ranking's top "
         "llm_hop_passages and writes a sentence naming what the question describes; the next round searches with the question and "
-        "the sentences (spr/retrieval/hop.py; one LLM call per hop and question, README 'Retrieval').",
+        "the sentences (spr/retrieval/hop.py; one LLM call per hop and question, docs/retrieval.md).",
     )
     llm_hop_passages: int = Field(5, ge=1, le=20, description="llm_hops: passages of the current ranking the LLM reads per hop.")
     llm_hop_keep: int = Field(
@@ -151,13 +151,13 @@ class RetrievalConfig(Section):
     choices: bool = Field(
         True,
         description="hybrid (and dual): a question choosing between options ('…, Germany or Greece?', 'between the AI Act and "
-        "the GDPR') is also searched once per option, the rankings interleaved (spr/retrieval/choices.py, README 'Retrieval').",
+        "the GDPR') is also searched once per option, the rankings interleaved (spr/retrieval/choices.py, docs/retrieval.md).",
     )
     bridges: bool = Field(
         True,
         description="hybrid (and dual): a bridge question ('… in the city where the performers of Brother were formed?', 'The country "
         "that … — what … does it aim for?') is also searched for its description, then for the rest with the description's best "
-        "sentence, the rankings interleaved (spr/retrieval/bridges.py, README 'Retrieval').",
+        "sentence, the rankings interleaved (spr/retrieval/bridges.py, docs/retrieval.md).",
     )
     rescore: bool = Field(
         True,
@@ -219,7 +219,7 @@ class AnswerConfig(Section):
         0.3,
         ge=-1.0,
         le=1.0,
-        description="Extractive: least hybrid score for a sentence to count; below it for every sentence, the answer abstains (calibrated: README \"Answers\").",
+        description="Extractive: least hybrid score for a sentence to count; below it for every sentence, the answer abstains (calibrated: docs/answers.md).",
     )
     min_similarity: float = Field(
         0.55, ge=-1.0, le=1.0, description="Extractive: least cosine (embedding scoring) for a sentence to count."
@@ -241,7 +241,7 @@ class AnswerConfig(Section):
         description=(
             "When no sentence of the top k states the value a question asks for, look at the top deepen_k passages and add"
             " the ones with a relevant sentence that does (spr/deepen.py); 0 = never. Off by measurement: on the dev sets it"
-            " answered about as many questions wrongly as rightly (README 'The answerability check, measured')."
+            " answered about as many questions wrongly as rightly (docs/answers.md 'The answerability check, measured')."
         ),
     )
     llm_neighbours: int = Field(
@@ -260,7 +260,7 @@ class AnswerConfig(Section):
         le=3,
         description=(
             "The same for extractive answers; 0 by measurement: more sentences to choose from gave them more distractors"
-            " than answers (README 'Neighbours for LLM answers')."
+            " than answers (docs/retrieval.md 'Neighbours for LLM answers')."
         ),
     )
     translate_questions: Literal["auto", "off"] = Field(

@@ -46,7 +46,7 @@ class StoreConfig(Section):
         "", description="User for HTTP Digest auth (Virtuoso's /sparql-auth); auth_token_env then holds its password."
     )
     dialect: Literal["sparql11", "virtuoso"] = Field(
-        "sparql11", description="'virtuoso' = work around Virtuoso 7's protocol quirks (see README)."
+        "sparql11", description="'virtuoso' = work around Virtuoso 7's protocol quirks (see docs/server.md 'Virtuoso')."
     )
 
 class IngestConfig(Section):

@@ -80,7 +80,7 @@ class EmbedConfig(Section):
     """Sentence embedding model."""
 
     # all-mpnet-base-v2 by measurement: +11 points of gold-quote recall@5 (dense) on the EU-law dev
-    # set over MiniLM, +1.5 R@5 on HotpotQA, at ~6x the embedding cost (README "Retrieval").
+    # set over MiniLM, +1.5 R@5 on HotpotQA, at ~6x the embedding cost (docs/retrieval.md "Retrieval").
     model: str = Field(
         "all-mpnet-base-v2",
         description=(
@@ -102,11 +102,11 @@ class EmbedConfig(Section):
         "auto",
         description="Number format of the embedder: 'auto' = bfloat16 where the CPU computes it natively (AVX512-BF16,"
         " AMX), else float32. bfloat16 embeds 2-2.7x faster there with the same retrieval on every set measured"
-        " (README 'Retrieval'); its vectors are cached apart from float32 ones.",
+        " (docs/retrieval.md); its vectors are cached apart from float32 ones.",
     )
     cache: bool = Field(True, description="Persistent embedding cache in <kb>/cache/embed.sqlite.")
     # Both named embedders were trained on English text only; on German law texts their cosines
-    # found a quarter of the gold quotes BM25 found (README "Questions in another language").
+    # found a quarter of the gold quotes BM25 found (docs/retrieval.md "Questions in another language").
     languages: str = Field(
         "en",
         description="Languages the embedder was trained on (ISO codes, comma-separated; '*' = any). On a KB whose"

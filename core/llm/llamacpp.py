@@ -124,7 +124,7 @@ class LlamaCppLLM(LLM):
         self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         # Reading the prompt is another matter: whole matrices per batch of tokens, few barriers
         # per token. Two threads read it ~2x faster idle and no slower than one beside a
-        # competitor (bench/bench_llm.py, README "Speed and the thread count"), so by default the
+        # competitor (bench/bench_llm.py, docs/answers.md "Speed and the thread count"), so by default the
         # prompt gets every logical CPU; the time to the first token is mostly this phase.
         self.batch_threads = batch_threads or max(1, os.cpu_count() or 1)
         self._llama: Any = None

@@ -76,7 +76,7 @@ class LoRAParser:
                 model = model.to(getattr(torch, self.dtype))
             if self.int8_rows > 0 and self.dtype == "bfloat16":
                 # bfloat16 only: with float32 activations PyTorch's int8 kernel made parses 1.5x
-                # slower (README "Int8 copies for the narrow passes").
+                # slower (docs/structured.md "Int8 copies for the narrow passes").
                 from spr.parsing.int8 import add_int8_copies
 
                 add_int8_copies(model, self.int8_rows)  # narrow passes read half the bytes

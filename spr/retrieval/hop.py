@@ -14,7 +14,7 @@ The result keeps the first round's top ``keep`` chunks (one by default: the firs
 which the hop query ranks lower since it leans towards the next one), then the last round's
 ranking. A chunk a later round placed gains ``("hop", r)`` in its ``ranks``; the trace's note shows
 the sentences. A model that is down, or an empty reply, leaves the earlier rounds; the note says why.
-Measured (README "Optional LLM hops"): multi-hop sets gain, the policy dev sets lose at @5.
+Measured (docs/retrieval.md "Optional LLM hops"): multi-hop sets gain, the policy dev sets lose at @5.
 """
 
 from __future__ import annotations

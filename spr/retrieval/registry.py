@@ -91,7 +91,7 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
     On a KB whose documents are in a language the embedder was not trained on (``[embed]
     languages``), the words lead: BM25 swaps weights with the embedding signals
     (:func:`~spr.retrieval.fusion.words_lead`) and the cosine rescoring is skipped — measured on
-    the German laws, README "Questions in another language". Explicit ``weights`` are kept as given.
+    the German laws, docs/retrieval.md "Questions in another language". Explicit ``weights`` are kept as given.
     """
     c = kb.config.retrieval
     sigs = signals(kb)

@@ -4,7 +4,7 @@ Each candidate is scored against the question by ``w`` × the cosine of the ques
 chunk's best stored window vector (clipped at 0) + (1 − w) × rarity-weighted word overlap
 (:func:`spr.lexical.lexical_scores`). Rank fusion decides *which* chunks are candidates well, but
 it ranks by position in each signal, not by how well a chunk matches; this rescoring puts the
-closest matches first. Measured (README "Retrieval"): over `hybrid`'s top 20 it raised R@5 on
+closest matches first. Measured (docs/retrieval.md "Retrieval"): over `hybrid`'s top 20 it raised R@5 on
 HotpotQA, SQuAD and the EU-law dev set. It is the last step of mode ``docgraph`` and, with
 ``[retrieval] rescore``, of ``hybrid`` (and so of ``dual``).
 
@@ -17,14 +17,14 @@ articles on the question's topic.
 A candidate whose document the question names by its title gains ``named_bonus``: a question
 names the thing its first hop is about ("What currency predated the Euro in the country Signmark
 is from?" — Signmark's passage says only that Signmark is Finnish, and shares one word with the
-question, so it stood 16th by cosine and word overlap; MuSiQue, README "Retrieval").
+question, so it stood 16th by cosine and word overlap; MuSiQue, docs/retrieval.md "Retrieval").
 
 A candidate that the best candidate names — its document's title occurs in the best candidate's
 text (the cross-references of :class:`spr.retrieval.graph.EntityGraph`) — gains ``link_bonus``,
 the best-scored candidate of each named document only: it is the next hop (never ahead of the
 candidate that names it). "Scott Howell is a consultant who has worked with the mayor of what
 city?" matches Scott Howell's passage, which names Rudy Giuliani; Giuliani's passage shares
-little with the question and stood 7th by cosine and word overlap (HotpotQA, README
+little with the question and stood 7th by cosine and word overlap (HotpotQA, docs/retrieval.md
 "Retrieval"). A named document none of whose chunks is a candidate is pulled in (``pull``): its
 chunk closest to the question, scored like the others, with the same bonus — the first stage
 ranks a next hop by its likeness to the question, which is what a next hop lacks ("What kind of
