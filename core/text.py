@@ -29,6 +29,10 @@ _CUT_CAPITAL = re.compile(r"\n(?:[ \t]*\n)*|[.!?;](?=\s+[\"'\u201c\u2018(\[]?[A-
 # before ends no clause and is not short (a heading), or the next goes on in lower case. A new
 # block never continues one: a Markdown heading, table row or bullet.
 _CLAUSE_END = (".", "!", "?", ":", ";")
+# An inline list, "… shall be prohibited: (a) …; (b) …; and (c) …" on one line as EUR-Lex plain
+# text writes them, is cut before each item (after the lead-in's colon, after each item's ";",
+# "; and", "; or"), as a list on separate lines is cut at its line breaks.
+_CUT_ITEM = re.compile(r":(?=\s+\((?:a|i|1)\)\s)|;(?:\s+(?:and/or|and|or))?(?=\s+\((?:[a-z]{1,4}|\d{1,3})\)\s)")
 _NEW_BLOCK = re.compile(r"[ \t]*(?:#|\||[-*\u2022]\s)")
 WRAPPED_LINE_MIN = 40  # characters of the line before; shorter lines are headings ("Article 5")
 # "bis zum 31. März", "on 1. January": a day, not a sentence end.
@@ -59,7 +63,7 @@ def _continues(text: str, cut: re.Match[str]) -> bool:
     return after.lstrip()[:1].islower() or len(before) >= WRAPPED_LINE_MIN
 
 
-def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True) -> list[tuple[int, int]]:
+def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True, items: bool = False) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the sentences and lines of ``text``, in order.
 
     A sentence ends at a line break and at . ! ? or ; before a blank, except after the
@@ -67,7 +71,8 @@ def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True
     default) only when the next word starts with a capital or a digit. A single line break inside a
     hard-wrapped sentence is no end: the line before ends no clause and is at least
     :data:`WRAPPED_LINE_MIN` characters long (shorter: a heading), or the next line goes on in
-    lower case; a Markdown heading, table row or bullet always starts anew. With ``trim`` (the default) the spans exclude surrounding blanks and
+    lower case; a Markdown heading, table row or bullet always starts anew. With ``items`` the
+    lead-in and the items of an inline list are apart too. With ``trim`` (the default) the spans exclude surrounding blanks and
     blank lines are no sentence; without it the spans tile the text from its first sentence on:
     each runs from the end of the one before, and blank lines join the sentence before them.
 
@@ -79,11 +84,17 @@ def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True
     ['See Art. 5.', 'It applies; e.g. to grids.', 'Next']
     >>> [text[a:b] for a, b in sentence_spans(text, require_capital=False, trim=False)]
     ['See Art. 5.', ' It applies;', ' e.g. to grids.\\n\\n', 'Next']
+    >>> inline = "It shall not support: (a) nuclear power stations; (b) tobacco; and (c) fossil fuels. Next."
+    >>> [inline[a:b] for a, b in sentence_spans(inline, items=True)]
+    ['It shall not support:', '(a) nuclear power stations;', '(b) tobacco; and', '(c) fossil fuels.', 'Next.']
     """
     cut = _CUT_CAPITAL if require_capital else _CUT_ANY
+    ends = [m.end() for m in cut.finditer(text) if not _continues(text, m)]
+    if items:
+        ends = sorted({*ends, *(m.end() for m in _CUT_ITEM.finditer(text))})
     spans: list[tuple[int, int]] = []
     start = 0
-    for end in [*(m.end() for m in cut.finditer(text) if not _continues(text, m)), len(text)]:
+    for end in [*ends, len(text)]:
         if text[start:end].strip():
             spans.append((start, end))
         elif spans:
@@ -97,6 +108,47 @@ def sentence_spans(text: str, *, require_capital: bool = True, trim: bool = True
         a += len(piece) - len(piece.lstrip())
         out.append((a, a + len(piece.strip())))
     return out
+
+
+# How an inline list's items are read (:func:`item_readings`); a new value makes cached
+# evaluation KBs embed them again (``spr.eval.runner``).
+INLINE_ITEMS = "lead-in + item"
+_ENUMERATED = re.compile(r"\((?:[a-z]{1,4}|\d{1,3})\)\s")
+
+
+def inline_list(sentence: str) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
+    """The lead-in and item spans of ``sentence`` when it is an inline list of at least two items
+    (":" before "(a)", ";" before each next item), else None.
+
+    >>> s = "It shall not support: (a) nuclear power stations; (b) tobacco; and (c) fossil fuels."
+    >>> lead, items = inline_list(s)
+    >>> s[lead[0]:lead[1]], [s[a:b] for a, b in items]
+    ('It shall not support:', ['(a) nuclear power stations;', '(b) tobacco; and', '(c) fossil fuels.'])
+    >>> inline_list("Point (a) of Article 5 applies."), inline_list("Two: (a) one.")
+    (None, None)
+    """
+    spans = sentence_spans(sentence, items=True)
+    if len(spans) < 3 or not sentence[spans[0][0] : spans[0][1]].endswith(":"):
+        return None
+    items = spans[1:]
+    if not all(_ENUMERATED.match(sentence, a) for a, _ in items):
+        return None
+    return spans[0], items
+
+
+def item_readings(sentence: str) -> list[str]:
+    """How each item of an inline list sentence is read when it is scored on its own: the lead-in,
+    then the item (an item alone loses what it is: "(a) the processing is carried out by a public
+    authority" says nothing of a data protection officer). Empty for any other sentence.
+
+    >>> item_readings("It shall not support: (a) nuclear power stations; (b) tobacco.")
+    ['It shall not support: (a) nuclear power stations;', 'It shall not support: (b) tobacco.']
+    """
+    found = inline_list(sentence)
+    if found is None:
+        return []
+    (a, b), items = found
+    return [f"{sentence[a:b]} {sentence[s:e]}" for s, e in items]
 
 
 def split_sentences(text: str, *, require_capital: bool = True) -> list[str]:

@@ -24,7 +24,7 @@ from spr import answerable
 from spr.choices import Choice, choice
 from spr.fuse import FusedContext, Span, sentences
 from spr.lexical import content_words, lexical_scores
-from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown
+from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown, trim_inline
 from spr.records import ABSTAIN, ChunkRef, Citation
 from spr.retrieval.sections import favoured_section
 from spr.scoring import SentenceScorer
@@ -149,6 +149,10 @@ class ExtractiveGenerator:
                 continue
             said.add(norm)
             lists.add(cand, passages)
+            if passages[-1] is cand and cand.span is not None and (cut := self._trim(question, cand.text)):
+                # a long inline list is quoted by the items that answer, under its lead-in
+                text, length = cut
+                passages[-1] = replace(cand, text=text, span=Span(cand.span.start, cand.span.start + length, cand.text[:length]))
             if len(passages) >= self.max_sentences:
                 break
         chosen = facts + passages
@@ -165,6 +169,11 @@ class ExtractiveGenerator:
             else:
                 citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
+
+    def _trim(self, question: str, sentence: str) -> tuple[str, int] | None:
+        if self.list_chars <= 0:
+            return None
+        return trim_inline(sentence, lambda texts: self.scorer.score(question, texts), self.list_chars, self.scorer.threshold)
 
 
 # Under the threshold a value-stating sentence answers only a duration or an amount asked in

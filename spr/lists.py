@@ -13,10 +13,10 @@ one line) are one sentence already and need none of this.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from core.text import reading_text
+from core.text import inline_list, item_readings, reading_text
 from spr.fuse import Span, sentences
 
 # An item opens with a bullet, an enumerator or both: "- (a) ", "(iv) ", "b) ", "aa) ", "1. ", "3a. ",
@@ -224,3 +224,45 @@ def quote(lines: Lines, indices: Sequence[int], last: int) -> ListUnit:
     line ``last``: " … " where lines are skipped, " …" at the end when the list goes on."""
     text = _join(lines, indices) + (" …" if indices[-1] < last else "")
     return ListUnit(text, lines.spans[indices[0]].start, lines.spans[indices[-1]].end, frozenset(indices), last)
+
+
+def trim_inline(sentence: str, score: Callable[[list[str]], list[float]], max_chars: int, threshold: float) -> tuple[str, int] | None:
+    """A long inline list sentence ("… shall be prohibited: (a) …; (b) …; …", one sentence of
+    thousands of characters in EUR-Lex plain text) cut to what answers: its lead-in and the items
+    whose reading (:func:`core.text.item_readings`) ``score`` rates highest — the best one, and
+    any other at ``threshold`` or above while the quote stays within ``max_chars``. Returns the
+    text shown (" … " for skipped items, " …" when the list goes on) and the length of the
+    source prefix it quotes; None when ``sentence`` is no inline list, fits in ``max_chars``, or
+    every item scores at ``threshold`` or above: then the question asks for the list ("What are
+    the principles …?") and it is quoted whole.
+
+    >>> s = "It shall not support: (a) nuclear power stations; (b) tobacco; (c) fossil fuels; (d) shipyards."
+    >>> trim_inline(s, lambda texts: [0.1, 0.2, 0.6, 0.1], 60, 0.3)
+    ('It shall not support: … (c) fossil fuels; …', 80)
+    >>> trim_inline(s, lambda texts: [0.4, 0.3, 0.6, 0.5], 60, 0.3) is None  # every item answers
+    True
+    """
+    found = inline_list(sentence)
+    if found is None or len(sentence) <= max_chars:
+        return None
+    (lead_start, lead_end), items = found
+    scores = score(item_readings(sentence))
+    if min(scores) >= threshold:
+        return None
+    order = sorted(range(len(items)), key=lambda k: (-scores[k], k))
+    chosen = [order[0]]
+    size = lead_end - lead_start + items[order[0]][1] - items[order[0]][0]
+    for k in order[1:]:
+        length = items[k][1] - items[k][0]
+        if scores[k] < threshold or size + length > max_chars:
+            break
+        chosen.append(k)
+        size += length
+    chosen.sort()
+    parts = [shown(sentence[lead_start:lead_end])]
+    for prev, k in zip([-1, *chosen], chosen):
+        if k != prev + 1:
+            parts.append("…")
+        parts.append(shown(sentence[items[k][0] : items[k][1]]))
+    last = chosen[-1]
+    return " ".join(parts) + (" …" if last < len(items) - 1 else ""), items[last][1]

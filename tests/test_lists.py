@@ -1,7 +1,8 @@
 """Lists in policy text (spr/lists.py) and extractive answers that quote a list whole.
 
-The passages are in the two shapes the corpora have: Markdown lists ("- (a) …" on their own lines,
-as in EUR-Lex Markdown) and hard-wrapped numbered lists (German laws, wrapped at ~72 columns).
+The passages are in the three shapes the corpora have: Markdown lists ("- (a) …" on their own lines,
+as in EUR-Lex Markdown), hard-wrapped numbered lists (German laws, wrapped at ~72 columns) and
+lists written inline in one sentence (EUR-Lex plain text).
 """
 
 from __future__ import annotations
@@ -214,3 +215,38 @@ def test_llm_evidence_reads_a_lead_in_the_splitter_cut_after_its_number():
     (piece,) = focus("Frequenzhaltung", context, LexicalScorer(0.0), 60).pieces
     # "1." and the rest of its line are two sentences to the focus; both come with the item
     assert piece.text.startswith("(Gesetz) 1. … Anforderungen an Windenergieanlagen auf See sind zu regeln, und zwar … a) an die Frequenzhaltung")
+
+
+# An inline list as EUR-Lex plain text writes one: a single sentence of well over list_chars.
+PRACTICES = (
+    "Prohibited AI practices 1. The following AI practices shall be prohibited: "
+    + "; ".join(f"({letter}) the placing on the market of AI systems that {what}, with the objective or the effect of "
+                "materially distorting the behaviour of a person in a manner that causes significant harm"
+                for letter, what in zip("abcd", ["deploy subliminal techniques", "exploit vulnerabilities of children",
+                                                "evaluate persons by their social score", "scrape facial images from the internet"]))
+    + "; and (e) the use of AI systems to infer emotions of a natural person in the workplace, except for medical or safety reasons. "
+    "2. Member States shall lay down rules on penalties."
+)
+
+
+def inline_answer(question: str, list_chars: int = 300) -> tuple[str, str]:
+    chunk = ChunkRef(B + "chunk/ai", B + "doc/ai", "AI Act", 0, len(PRACTICES), PRACTICES)
+    context = fuse([Evidence("chunk", PRACTICES, 0.8, "k", chunk=chunk)], 2000)
+    draft = ExtractiveGenerator(LexicalScorer(0.2), max_facts=0, max_sentences=1, list_chars=list_chars).generate(question, context)
+    (citation,) = draft.citations
+    assert PRACTICES[citation.start : citation.end] == citation.quote  # an exact span all the same
+    return draft.text, citation.quote
+
+
+def test_a_long_inline_list_is_quoted_by_the_item_that_answers_under_its_lead_in():
+    text, quote = inline_answer("May an employer use AI to infer the emotions of workers in the workplace?")
+    assert text.startswith("The following AI practices shall be prohibited: … (e) the use of AI systems to infer emotions")
+    assert "subliminal" not in text and "social score" not in text  # the other items are skipped …
+    assert quote.startswith("The following AI practices") and quote.endswith("medical or safety reasons.")  # … but stay in the cited span
+    whole, _ = inline_answer("May an employer use AI to infer the emotions of workers in the workplace?", list_chars=5000)
+    assert "subliminal" in whole  # a list that fits in list_chars is quoted whole, as before
+
+
+def test_a_long_inline_list_whose_items_all_answer_is_quoted_whole():
+    text, _ = inline_answer("Which AI practices placing AI systems on the market shall be prohibited?")
+    assert all(f"({letter})" in text for letter in "abcde")

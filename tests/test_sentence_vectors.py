@@ -130,3 +130,28 @@ def test_with_the_embedding_cache_off_the_stage_still_writes_the_index(kb, tmp_p
     built = VectorIndex.load(KBLayout(tmp_path).index("sentences"))
     assert "cache off" in note
     assert built.ids == VectorIndex.load(KBLayout(kb).index("sentences")).ids
+
+
+def test_the_items_of_an_inline_list_are_embedded_under_their_lead_in(kb, tmp_path):
+    """An extractive answer quotes a long inline list by the items that answer (spr.lists.trim_inline),
+    scoring each item read under its lead-in: the stage puts those readings in the cache too."""
+    from pyoxigraph import Literal, NamedNode, Quad
+
+    from core.cache import EmbeddingCache
+    from core.embed import make_embedder
+    from core.text import item_readings
+    from kgpipeline.derived.sentence_vectors import SentenceVectorStage
+    from spr.qa import KnowledgeBase
+    from store.oxigraph_store import OxigraphStore
+    from store.vocab import PKB
+
+    inline = "The Fund shall not support: (a) nuclear power stations; (b) tobacco products; and (c) fossil fuels."
+    store = OxigraphStore()
+    store.add(Quad(NamedNode("https://example.org/chunk/1"), NamedNode(PKB + "text"), Literal(inline)))
+    with KnowledgeBase.open(kb) as base:
+        embedder = make_embedder(base.config.embed, tmp_path / "embed.sqlite")
+    SentenceVectorStage(embedder).run(store, tmp_path)
+    readings = item_readings(inline)
+    assert readings[0] == "The Fund shall not support: (a) nuclear power stations;" and len(readings) == 3
+    cached = EmbeddingCache(tmp_path / "embed.sqlite").get_many(embedder.model_id, [inline, *readings])
+    assert set(cached) == {inline, *readings}

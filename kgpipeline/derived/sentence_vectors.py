@@ -16,8 +16,11 @@ Two readers use these vectors:
   at the cost of vectors the answer side embeds anyway.
 
 The sentences are the chunk's stored text cut by :func:`core.text.sentence_spans`, exactly the
-strings the answer side embeds (``spr.fuse.sentences``). The cache makes unchanged sentences free
-when the stage runs again after an ingest; the index is rebuilt from scratch each time.
+strings the answer side embeds (``spr.fuse.sentences``); the items of an inline list sentence are
+embedded too, each read under its lead-in (:func:`core.text.item_readings`), for the answer that
+quotes such a list by its items (``spr.lists.trim_inline``), but not indexed. The cache makes
+unchanged sentences free when the stage runs again after an ingest; the index is rebuilt from
+scratch each time.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.text import sentence_spans
+from core.text import item_readings, sentence_spans
 from store.base import RDFStore
 from store.layout import KBLayout
 from store.vocab import PKB
@@ -78,6 +81,8 @@ class SentenceVectorStage:
         for chunk, text in rows:
             for sentence in chunk_sentences(text):
                 texts.setdefault(sentence)
+                for reading in item_readings(sentence):  # an inline list's items, as answers score them
+                    texts.setdefault(reading)
             for sentence in indexed_sentences(text):
                 ids.append(chunk)
                 indexed.append(sentence)

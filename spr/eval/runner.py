@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from core.config import Config
 from core.cpu import resolve_dtype
 from core.errors import PolicyKBError
+from core.text import INLINE_ITEMS
 from spr.eval import metrics as m
 from spr.eval.citations import citation_metrics, cited_evidence, plain_text
 from spr.eval.datasets import write_corpus
@@ -68,9 +69,11 @@ def _build_settings(config: Config) -> str:
 
 def _refreshable(config: Config) -> dict[str, str]:
     """Derived stages cheap enough to refresh on a cached KB instead of rebuilding it, in run
-    order, each with the digest of the settings it depends on."""
+    order, each with the digest of the settings it depends on (sentence vectors: only sentences
+    not embedded before cost time)."""
     d, c = config.docgraph, config.communities
     parts = {
+        "sentences": [INLINE_ITEMS],  # how inline list items are read: new readings get embedded
         "graph": [],  # no settings: a KB built before the stage existed gets it once
         "keywords": [d.keywords, d.keyword_backend, d.keywords_per_chunk, d.keyword_ngrams, d.keyword_dedup, d.language],
         "communities": [c.build, c.seed, c.resolution, c.max_cluster_size, c.max_levels, c.comention_weight, c.comention_max_entities],
@@ -88,7 +91,7 @@ def prepare_kb(
 ) -> tuple[Config, str]:
     """The dataset's KB in ``<cache_dir>/eval/<name>/kb``: reused when the corpus and the build
     settings are unchanged, else built from scratch. When only the settings of cheap derived
-    stages changed (graph, keywords, communities, reports; or the KB predates them) and ``reindex`` is
+    stages changed (sentences, graph, keywords, communities, reports; or the KB predates them) and ``reindex`` is
     given, only those stages run. Returns its config and what was done."""
     precision = resolve_dtype(base.embed.dtype)
     # KBs of float32 and bfloat16 vectors live side by side, so switching does not rebuild either
