@@ -7,7 +7,8 @@ cuts the lead-in and every item apart. Quoted alone, a lead-in promises what it 
 ("… shall contain the following elements:") and an item loses what it belongs to: an exclusion
 reads like a permission. :func:`list_block` finds the list around a sentence so that an answer can
 quote the lead-in with its items (:func:`list_unit`). Lists written inline ("tasks: (a) …; (b) …",
-one line) are one sentence already and need none of this.
+one line, as EUR-Lex plain text writes them) are one sentence; a long one is quoted by the items
+that answer the question (:func:`trim_inline`).
 """
 
 from __future__ import annotations
