@@ -127,6 +127,8 @@ def inline_list(sentence: str) -> tuple[tuple[int, int], list[tuple[int, int]]] 
     >>> inline_list("Point (a) of Article 5 applies."), inline_list("Two: (a) one.")
     (None, None)
     """
+    if not _CUT_ITEM.search(sentence):  # most sentences: no list, no splitting (the stage asks of every one)
+        return None
     spans = sentence_spans(sentence, items=True)
     if len(spans) < 3 or not sentence[spans[0][0] : spans[0][1]].endswith(":"):
         return None
