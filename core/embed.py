@@ -106,7 +106,8 @@ class Embedder(ABC):
 
     def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts`` in order, shape (n, dim). Repeated texts are embedded once; texts
-        in the cache are not embedded again; the rest go to the model ``batch_size`` at a time."""
+        in the cache are not embedded again; the rest go to the model ``batch_size`` at a time,
+        shortest first."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -115,7 +116,9 @@ class Embedder(ABC):
         rest = [t for t in unique if t not in found]
         if self.cache is not None and rest:
             found.update(self.cache.get_many(self.model_id, rest))
-        missing = [t for t in unique if t not in found]
+        # A batch is padded to its longest text: batches of like lengths embed legal sentences
+        # 2-3x faster than batches in document order (bench/bench_embed_order.py).
+        missing = sorted((t for t in unique if t not in found), key=len)
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(missing), self.batch_size):
             part = missing[start : start + self.batch_size]

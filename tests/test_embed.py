@@ -21,9 +21,11 @@ class CountingEmbedder(SentenceTransformerEmbedder):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.embedded = 0
+        self.batches: list[list[str]] = []
 
     def embed_batch(self, texts):
         self.embedded += len(texts)
+        self.batches.append(list(texts))
         return super().embed_batch(texts)
 
 
@@ -87,6 +89,16 @@ def test_cache_returns_identical_vectors_without_recomputing(tmp_path, minilm):
     fresh = CountingEmbedder(cache=EmbeddingCache(cache_file))
     np.testing.assert_array_equal(fresh.embed_many(texts[:3]), first[:3])
     assert fresh.embedded == 0 and fresh._model is None
+
+
+def test_batches_hold_texts_of_like_length_and_vectors_keep_the_callers_order(minilm):
+    # A batch is padded to its longest text, so embed_many batches the shortest texts together.
+    emb = CountingEmbedder(batch_size=2)
+    emb._model = minilm.model
+    texts = ["a rather long sentence about the permit procedure for wind farms", "short", "a medium text", "tiny"]
+    vectors = emb.embed_many(texts)
+    assert emb.batches == [["tiny", "short"], ["a medium text", texts[0]]]
+    np.testing.assert_allclose(vectors, minilm.embed_batch(texts), atol=1e-5)
 
 
 def test_make_embedder_cache_location(tmp_path):

@@ -252,14 +252,9 @@ class ReportsStage:
 def save_index(embedder, ids: list[str], texts: list[str], folder: Path) -> None:
     from store.vectors import VectorIndex
 
-    # Sorted by length, batches pad little; cached texts need no model: the dimension comes from
-    # the vectors (asking the embedder for it loads the model).
-    vectors = None
-    if ids:
-        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
-        found = np.asarray(embedder.embed_many([texts[i] for i in order]), dtype=np.float32)
-        vectors = np.empty_like(found)
-        vectors[order] = found
+    # Cached texts need no model: the dimension comes from the vectors (asking the embedder for it
+    # loads the model).
+    vectors = np.asarray(embedder.embed_many(texts), dtype=np.float32) if ids else None
     index = VectorIndex(vectors.shape[1] if vectors is not None else embedder.dimension)
     if vectors is not None:
         index.add(ids, vectors)
