@@ -30,6 +30,7 @@ from core.keywords import question_language
 from spr.asking import asked_value, asks_minimum, money_kinds, only_upper_bounds, question_years
 from spr.choices import choice
 from spr.contrast import contradicted
+from spr.countries import COUNTRY_OF
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
 from spr.lexical import content_words
@@ -49,55 +50,6 @@ _GENERIC = frozenset(
 _NAME = re.compile(r"(?<![\w'’])([A-Z][\w’'-]*|[a-z]+[A-Z][\w’'-]*)")
 _POSSESSIVE = re.compile(r"[’']s?$")
 _PLURAL_ACRONYM = re.compile(r"^([A-Z]{2,}\d*)s$")  # "NECPs" names the NECP
-# Adjectives of countries in questions name the country the text spells out ("French law" is
-# found in "France's plan"): an adjective also matches its country's name.
-_COUNTRY_OF = {
-    "austrian": "austria", "belgian": "belgium", "british": "united kingdom", "bulgarian": "bulgaria",
-    "croatian": "croatia", "cypriot": "cyprus", "czech": "czech", "danish": "denmark", "dutch": "netherlands",
-    "english": "england", "estonian": "estonia", "finnish": "finland", "french": "france", "german": "germany",
-    "greek": "greece", "hungarian": "hungary", "irish": "ireland", "italian": "italy", "latvian": "latvia",
-    "lithuanian": "lithuania", "luxembourgish": "luxembourg", "maltese": "malta", "norwegian": "norway",
-    "polish": "poland", "portuguese": "portugal", "romanian": "romania", "slovak": "slovak",
-    "slovenian": "sloven", "spanish": "spain", "swedish": "sweden", "swiss": "switzerland",
-}
-
-
-_COUNTRY_WORD = re.compile(
-    r"\b(?:" + "|".join(sorted({*_COUNTRY_OF, *_COUNTRY_OF.values(), "netherlands", "dutch"}, key=len, reverse=True)) + r")\w*",
-    re.IGNORECASE,
-)
-
-
-def countries(text: str) -> set[str]:
-    """The European countries ``text`` names, by name or adjective ("Greek" is Greece's).
-
-    >>> sorted(countries("The Greek government and Bulgaria's plan; the Czech Republic"))
-    ['bulgaria', 'czech', 'greece']
-    >>> countries("a germane, polished argument")
-    set()
-    """
-    found = set()
-    for match in _COUNTRY_WORD.finditer(text):
-        word = match.group(0).lower()
-        country = next((c for c in _COUNTRY_OF.values() if word.startswith(c)), None) or _COUNTRY_OF.get(word)
-        if country:  # not "germane", "polished"
-            found.add(country)
-    return found
-
-
-def other_countries(text: str, asked: set[str]) -> set[str]:
-    """The countries ``text`` names when it names none of ``asked`` (else the empty set): a
-    sentence about another country than the question's.
-
-    >>> other_countries("The Greek government closes lignite plants by 2028.", {"bulgaria"})
-    {'greece'}
-    >>> other_countries("Bulgaria and Greece share a grid.", {"bulgaria"}), other_countries("Plants close.", {"bulgaria"})
-    (set(), set())
-    """
-    named = countries(text)
-    return set() if named & asked else named
-
-
 def premise_names(question: str) -> list[str]:
     """The names ``question`` states: capitalized words that are neither its first word nor a
     generic word of policy language, and inner-capital words ("ePrivacy"); lower-cased. An act
@@ -153,7 +105,7 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
             return mentions_act(acts[name], texts)
         # A long name also matches without its last two letters: inflections and typos
         # ("Raouliii" for "Raoulii"), at the price of rare look-alikes.
-        forms = [name[:-2] if len(name) >= 6 else name] + ([_COUNTRY_OF[name]] if name in _COUNTRY_OF else [])
+        forms = [name[:-2] if len(name) >= 6 else name] + ([COUNTRY_OF[name]] if name in COUNTRY_OF else [])
         return any(re.search(rf"(?<!\w){re.escape(form)}", haystack) for form in forms)
 
     missing = [name for name in (premise_names(question) if names is None else names) if not mentioned(name)]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from core.text import sentence_spans
-from spr.answerable import countries, other_countries
+from spr.countries import countries, other_countries
 from spr.fuse import FusedContext, sentences
 from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
@@ -44,7 +44,7 @@ def check_claims(
     own (:func:`recite`), else dropped (``policy`` "drop") or kept uncited with
     :data:`UNSUPPORTED_MARK` ("mark"). Returns the new text and the unsupported sentences.
 
-    A sentence about other countries than the ones the question names (:func:`spr.answerable.countries`)
+    A sentence about other countries than the ones the question names (:func:`spr.countries.countries`)
     is unsupported whatever it cites: "The Greek government has been committed to shutting down
     lignite-fired plants by 2028 [1]." does not answer when Bulgaria closes its plants. So is one
     naming a country its evidence does not name.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from core.keywords import question_language
 from spr import answerable
 from spr.choices import Choice, choice
+from spr.countries import countries, other_countries
 from spr.fuse import FusedContext, Span, sentences
 from spr.lexical import content_words, lexical_scores
 from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown, trim_inline
@@ -129,11 +130,11 @@ class ExtractiveGenerator:
             # A sentence about other countries than the question names does not answer it ("How
             # much offshore wind does Sweden's plan aim for?" over Denmark's energy island); when
             # the best one is, the evidence is about something else.
-            asked = answerable.countries(self.check_question or question)
-            if asked and ranked and (others := answerable.other_countries(pool[ranked[0][1]].text, asked)):
+            asked = countries(self.check_question or question)
+            if asked and ranked and (others := other_countries(pool[ranked[0][1]].text, asked)):
                 reason = "the best sentence is about " + ", ".join(sorted(others))
                 return Draft(ABSTAIN, (), True, confidence=best, abstain_reason=reason)
-            ranked = [pair for pair in ranked if not (asked and answerable.other_countries(pool[pair[1]].text, asked))]
+            ranked = [pair for pair in ranked if not (asked and other_countries(pool[pair[1]].text, asked))]
             if found := choice(self.check_question or question):
                 # a comparison is answered by each option's best sentence ("Germany or Greece?": both plans' dates)
                 picks = _option_picks(found, pool, self.scorer, set(verdict.answers))
