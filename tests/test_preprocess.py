@@ -257,6 +257,18 @@ def test_inline_running_headers_of_flattened_pdf_text():
     assert "of 90" not in out and "Text of page 4." in out
 
 
+def test_page_furniture_is_no_title(tmp_path):
+    # A flattened plan opens with its page number, or the tail of its running header: the file name
+    # says more than either (the NECP text exports: 11 of 162 were titled "52", "2.2", "and climate plan …").
+    for first in ("52", "2.4.3.ii.", "and climate plan for the period 2021-2030 | 45"):
+        path = tmp_path / "Nordland_National Objectives_Decarbonisation.txt"
+        path.write_text(f"{first}\n\nNordland aims to cut emissions by 55 % by 2030 compared to 1990.\n", encoding="utf-8")
+        doc, = load_documents(path).documents
+        assert doc.title == "Nordland_National Objectives_Decarbonisation", first
+    path.write_text("Integrated Plan for Nordland\n\nNordland aims to cut emissions.\n", encoding="utf-8")
+    assert load_documents(path).documents[0].title == "Integrated Plan for Nordland"
+
+
 def test_discover_files_lists_supported_sample_files():
     names = [p.name for p in discover_files(CORPUS)]
     assert "westmark-wind-guidelines.html" in names and "bureau-statements.jsonl" in names
@@ -292,3 +304,5 @@ def test_real_necp_text_loses_inline_page_headers():
     doc, = load_documents(path / "Austria_National Objectives and Targets_Decarbonisation.txt").documents
     assert doc.title == "Integrated National Energy and Climate Plan for Austria"
     assert " of 268" not in doc.text
+    doc, = load_documents(path / "France_National Objectives and Targets_Decarbonisation.txt").documents
+    assert doc.title == "France_National Objectives and Targets_Decarbonisation"  # its text opens with page number 52

@@ -40,6 +40,22 @@ def first_field(meta: dict, keys: tuple[str, ...]) -> str:
     return ""
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def title_like(line: str) -> bool:
+    """Whether a running header, heading or first line can stand as a document's title: it holds a
+    word of three letters or more and does not begin in lower case. Page furniture cannot: a page
+    number ("52"), a section number ("2.4.3.ii."), the tail of a running header cut at a line
+    ("and climate plan for the period 2021-2030 | 45").
+
+    >>> [title_like(t) for t in ("52", "2.4.3.ii.", "and climate plan for the period 2021-2030 | 45", "2.2 Energy security")]
+    [False, False, False, True]
+    """
+    line = line.strip()
+    return bool(_WORD.search(line)) and not line[:1].islower()
+
+
 def make_document(
     path: Path, fmt: str, body: str, meta: dict, title: str, source: str = "", doc_id: str = ""
 ) -> SourceDocument:
@@ -52,13 +68,9 @@ def make_document(
         raise InputError(f"{source or path}: {exc}") from None
     if not (title := first_field(meta, TITLE_FIELDS) or title):
         first_heading = re.search(r"^#{1,6} (.+)$", body, re.M)
-        first_line = body.split("\n", 1)[0]
-        title = (
-            meta.get("running_header")
-            or (first_heading[1] if first_heading else "")
-            or (first_line if len(first_line) <= 150 else "")
-            or path.stem
-        )
+        first_line = body.split("\n", 1)[0].strip()
+        candidates = (meta.get("running_header") or "", first_heading[1] if first_heading else "", first_line if len(first_line) <= 150 else "")
+        title = next((c for c in candidates if title_like(c)), path.stem)
     doc_id = doc_id or slug(first_field(meta, ID_FIELDS) or path.stem, max_len=64)
     return SourceDocument(
         doc_id=doc_id,
