@@ -123,6 +123,7 @@ def delete_document(store: RDFStore, kb_dir: Path, base_iri: str, key: str) -> s
 
 
 ProgressFn = Callable[[str, int, int], None]  # (source, files done, files total)
+StageFn = Callable[[str, int, int], None]  # (stage name, stages started, stages total): a derived index begins
 
 
 class IngestController:
@@ -160,8 +161,9 @@ class IngestController:
         self.state.close()
 
     # --- public ---------------------------------------------------------------------------------
-    def ingest(self, paths: Iterable[Path], progress: ProgressFn | None = None) -> IngestSummary:
-        """Ingest files and folders. With no paths, resume what an interrupted run left queued."""
+    def ingest(self, paths: Iterable[Path], progress: ProgressFn | None = None, on_stage: StageFn | None = None) -> IngestSummary:
+        """Ingest files and folders. With no paths, resume what an interrupted run left queued.
+        ``progress`` hears of each file done, ``on_stage`` of each derived index as it begins."""
         started = time.perf_counter()
         if self.ontology_dir is not None:
             # The answering side reads labels and domains from the store: keep them current.
@@ -183,13 +185,16 @@ class IngestController:
             self.state.set_meta("stages_dirty", "1")
         # ... and so are indexes a write outside ingest left behind (`policykb load`, a SPARQL update).
         if self.stages and (self.state.get_meta("stages_dirty") == "1" or stale_since(self.kb_dir)):
-            summary.stages = self.run_stages()
+            summary.stages = self.run_stages(on_stage)
         return summary
 
-    def run_stages(self) -> list[str]:
-        """Rebuild the derived indexes (weights, question bank, ...) from the whole KB."""
+    def run_stages(self, on_stage: StageFn | None = None) -> list[str]:
+        """Rebuild the derived indexes (weights, question bank, ...) from the whole KB; ``on_stage``
+        hears of each as it begins (embedding a large KB takes minutes)."""
         lines = []
-        for stage in self.stages:
+        for number, stage in enumerate(self.stages, 1):
+            if on_stage:
+                on_stage(stage.name, number, len(self.stages))
             started = time.perf_counter()
             lines.append(f"{stage.name}: {stage.run(self.store, self.kb_dir)}")
             self.last_stage_seconds[stage.name] = time.perf_counter() - started

@@ -262,8 +262,13 @@ def test_loaded_rdf_is_covered_by_the_indexes_only_after_reindex(run, tmp_path):
         "# Harbour Plan\n\nThe Harbour Authority shall publish a shore power plan by 1 March 2027.\n", encoding="utf-8"
     )
     assert run("init").exit_code == 0
-    assert run("ingest", str(docs)).exit_code == 0
-    assert stale_since(kb) is None
+    ingested = run("ingest", str(docs))
+    assert ingested.exit_code == 0 and stale_since(kb) is None
+    # each derived index says when it begins (stderr: minutes pass on a large KB), its line when done (stdout)
+    begun = [line for line in ingested.stderr.splitlines() if line.startswith("building derived index ")]
+    names = [line.split(": ")[1].removesuffix(" ...") for line in begun]
+    assert begun[0].startswith("building derived index 1/") and names[0] == "chunks" and len(names) > 3
+    assert [line.split(":")[0] for line in ingested.stdout.splitlines() if line.split(":")[0] in names] == names
 
     def surfaces() -> set[str]:
         return set(load_entity_index(kb / "indexes" / INDEX_NAME)[1].surfaces)

@@ -41,7 +41,13 @@ def ingest(app: AppContext, paths: tuple[Path, ...], category: str | None, extra
                 bar.length = total
                 bar.update(done - bar.pos)
 
-            summary = controller.ingest(list(paths), progress)
+            def on_stage(name: str, number: int, total: int) -> None:
+                # Embedding a large KB takes minutes: say which derived index is being built.
+                if number == 1:
+                    bar.render_finish()  # end the bar's line on a terminal
+                click.echo(f"building derived index {number}/{total}: {name} ...", err=True)
+
+            summary = controller.ingest(list(paths), progress, on_stage)
     finally:
         controller.close()
     for line in summary.lines():
