@@ -165,6 +165,25 @@ def test_descriptions_and_indexes(kb):
     assert sorted(described.ids) == sorted(descriptions)
 
 
+def test_a_provision_is_named_once_in_its_description_and_briefly_in_reports(kb):
+    # A provision's label is its whole clause: relation sentences call it "It" (elsewhere its first
+    # words), and the first mention, which is the clause again, is not quoted a second time.
+    kb_dir, store, config = kb
+    make_stage(config).run(store, kb_dir)
+    descriptions = read_descriptions(store)
+    labels = {
+        r["e"].value: r["l"].value
+        for r in store.select(f"SELECT ?e ?l WHERE {{ ?e a <{PKB}Provision> ; <http://www.w3.org/2004/02/skos/core#prefLabel> ?l }}").rows
+    }
+    long = {e: label for e, label in labels.items() if e in descriptions and len(label.split()) > 12}
+    assert len(long) >= 3
+    for entity, label in long.items():
+        assert descriptions[entity].count(label) == 1, descriptions[entity]
+        assert descriptions[entity].startswith(label)
+    for report in read_reports(store):  # (a finding may still quote the clause's sentence)
+        assert not any(label in report.title or label in report.summary for label in long.values())
+
+
 @pytest.mark.slow
 def test_llm_report_contract(kb):
     """SmolLM2 on one small community (two findings at most, to keep it quick): its report cites

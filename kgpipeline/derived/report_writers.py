@@ -30,6 +30,7 @@ EXTRACTIVE = "extractive"
 COMENTION_WEIGHT = 0.25  # a shared chunk counts a quarter of a stated relation (weights stage)
 MAX_QUOTE_WORDS = 45  # longer sentences make unreadable findings (and overrun the embedder's window)
 MIN_QUOTE_WORDS = 5  # shorter ones are headings or list stubs
+BRIEF_WORDS = 12  # longer labels (a provision's clause) are cut in relation sentences
 _LEAD = re.compile(r"^(?:[-*\u2022]\s+|\[\^[^\]\s]{1,40}\]:\s*)+")  # bullets, footnote labels
 _LINK = re.compile(r"\s*\(?\[")  # a Markdown link or footnote reference starts here
 _OF_THE = re.compile(r"^(\S.{4,58}?\d\S*)\s+of\s+the\s+")  # "Regulation (EU) 2021/783 of the European Parliament ..."
@@ -112,9 +113,20 @@ class KBView:
         types = sorted(self.entities[entity].types) if entity in self.entities else []
         return self.term(types[0]).lower() if types else "entity"
 
-    def verbalize(self, r: Relation) -> str:
-        obj = r.object if r.literal else self.label(r.object)
-        return f"{self.label(r.subject)} {self.term(r.predicate)} {obj}."
+    def brief(self, entity: str) -> str:
+        """The label, cut to its first :data:`BRIEF_WORDS` words ("…") when longer: a provision is
+        labelled with its whole clause, which every relation sentence would otherwise repeat."""
+        words = self.label(entity).split()
+        return " ".join(words) if len(words) <= BRIEF_WORDS else " ".join(words[:BRIEF_WORDS]) + " …"
+
+    def verbalize(self, r: Relation, it: str | None = None) -> str:
+        """One relation as a sentence of (brief) labels; ``it``: the entity a description is about,
+        written "It" where its label is long."""
+        def name(entity: str) -> str:
+            return "It" if entity == it and len(self.label(entity).split()) > BRIEF_WORDS else self.brief(entity)
+
+        obj = r.object if r.literal else name(r.object)
+        return f"{name(r.subject)} {self.term(r.predicate)} {obj}."
 
 
 def read_view(store: RDFStore) -> KBView:
@@ -281,7 +293,7 @@ def relation_findings(view: KBView, ev: Evidence) -> list[Finding]:
     out = []
     for (s, p), rs in groups.items():
         rs = rs[:3]
-        text = f"{view.label(s)} {view.term(p)} {_join([view.label(r.object) for r in rs])}."
+        text = f"{view.brief(s)} {view.term(p)} {_join([view.brief(r.object) for r in rs])}."
         chunks = sorted({c for r in rs for c in r.chunks})[:3]
         out.append(Finding(text, tuple(sorted({s, *(r.object for r in rs)})), tuple(chunks)))
     return out
@@ -295,7 +307,7 @@ def extractive_report(view: KBView, ev: Evidence, findings: int) -> Report:
     """Title from the central members, a two-sentence summary, then relations and key sentences
     alternating (relations first) up to ``findings``."""
     c = ev.community
-    top = [view.label(m) for m in headline(view, ev, 3)]
+    top = [view.brief(m) for m in headline(view, ev, 3)]
     title = _join(top)
     kinds = Counter(view.type_label(m) for m in ev.central)
     ranked = sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -331,6 +343,12 @@ def excerpt(text: str, start: int, end: int, max_words: int) -> str:
     return text[words[first][0] : words[last][1]] if words else ""
 
 
+def _said(quote: str, label: str) -> bool:
+    """Whether ``label`` already holds the start of ``quote`` (past an opening "… ")."""
+    head = quote.removeprefix("… ")[:60]
+    return len(head) >= 20 and head in label
+
+
 def describe(view: KBView, entity: str, max_relations: int = 3, max_words: int = 35) -> str:
     """"<Label> is a <type>. <relations verbalized> First mentioned in <doc>: <sentence>": the
     sentence is the first quotable one of its first chunk that names it, else an excerpt of about
@@ -339,7 +357,7 @@ def describe(view: KBView, entity: str, max_relations: int = 3, max_words: int =
     parts = [f"{label} is {'an' if kind[:1] in 'aeiou' else 'a'} {kind}."]
     mine = [r for r in view.relations_of(entity) if not (r.literal and r.object in label)]
     mine.sort(key=lambda r: (-len(r.chunks), r.subject != entity, r.predicate, r.object))
-    parts += [view.verbalize(r) for r in mine[:max_relations]]
+    parts += [view.verbalize(r, it=entity) for r in mine[:max_relations]]
     chunks = sorted((c for c in view.entities[entity].chunks if c in view.chunks), key=lambda c: view.chunks[c].order)
     pattern = view.entities[entity].pattern()
     if pattern is None:
@@ -359,5 +377,7 @@ def describe(view: KBView, entity: str, max_relations: int = 3, max_words: int =
                     quote = quote if quote is not None and pattern.search(quote) else None
                 if quote:
                     where = f" in {short_title(view.chunks[c].document)}" if view.chunks[c].document else ""
+                    if _said(quote, label):  # a provision's label is its clause: the quote would repeat it
+                        return " ".join(parts + [f"First mentioned{where}."])
                     return " ".join(parts + [f"First mentioned{where}: {quote}"])
     return " ".join(parts)
