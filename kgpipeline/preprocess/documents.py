@@ -45,15 +45,15 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 def title_like(line: str) -> bool:
     """Whether a running header, heading or first line can stand as a document's title: it holds a
-    word of three letters or more and does not begin in lower case. Page furniture cannot: a page
-    number ("52"), a section number ("2.4.3.ii."), the tail of a running header cut at a line
-    ("and climate plan for the period 2021-2030 | 45").
+    word of three letters or more and its first word is not all lower case. Page furniture cannot:
+    a page number ("52"), a section number ("2.4.3.ii."), the tail of a running header cut at a
+    line ("and climate plan for the period 2021-2030 | 45").
 
-    >>> [title_like(t) for t in ("52", "2.4.3.ii.", "and climate plan for the period 2021-2030 | 45", "2.2 Energy security")]
-    [False, False, False, True]
+    >>> [title_like(t) for t in ("52", "2.4.3.ii.", "and climate plan for the period 2021-2030 | 45", "2.2 Energy security", "ePrivacy Directive")]
+    [False, False, False, True, True]
     """
-    line = line.strip()
-    return bool(_WORD.search(line)) and not line[:1].islower()
+    words = line.split()
+    return bool(_WORD.search(line)) and not words[0].islower()
 
 
 def make_document(
