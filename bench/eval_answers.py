@@ -143,6 +143,7 @@ def main() -> int:
     ap.add_argument("--free-end", action="store_true", help="[answer] llm_end_on_citation off: the model may stop uncited (the before)")
     ap.add_argument("--no-choices", action="store_true", help="[retrieval] choices off: no search per option of a choice question (the before)")
     ap.add_argument("--bridges", choices=("on", "off"), default=None, help="[retrieval] bridges (default: the config's)")
+    ap.add_argument("--abbreviations", choices=("on", "off"), default=None, help="[retrieval] abbreviations (default: the config's)")
     args = ap.parse_args()
 
     dataset = load(args.set, default_data_dir(), None)
@@ -153,6 +154,7 @@ def main() -> int:
         "retrieval": config.retrieval.model_copy(update={
             "choices": config.retrieval.choices and not args.no_choices,
             "bridges": config.retrieval.bridges if args.bridges is None else args.bridges == "on",
+            "abbreviations": config.retrieval.abbreviations if args.abbreviations is None else args.abbreviations == "on",
         }),
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,

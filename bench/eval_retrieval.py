@@ -150,7 +150,8 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
     """``hybrid`` as the product runs it (``kb.retriever``, top 10) — the rows above rebuild its
     steps from shared rankings, all but the pulling in of named documents and the per-option
     searches of a choice — and the same with each of those steps off (``[retrieval] rescore_pull
-    = false``, ``choices = false``) and with bridges switched (``bridges``), scored on the
+    = false``, ``choices = false``), with BM25 reading no abbreviations (``abbreviations = false``)
+    and with bridges switched (``bridges``), scored on the
     answerable questions. ``per_question``, when given, receives each row's scores of every choice
     question (:func:`spr.choices.choice`) and bridge question (:func:`spr.bridges.bridge`)."""
     from spr.bridges import bridge
@@ -166,6 +167,7 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
         ("hybrid (retriever)", kb.retriever("hybrid")),
         ("hybrid (retriever), no pull", switched("rescore_pull")),
         ("hybrid (retriever), no choices", switched("choices")),
+        ("hybrid (retriever), no abbreviations", switched("abbreviations")),
         ("hybrid (retriever), " + ("no bridges" if bridges else "bridges"), switched("bridges", not bridges)),
     ):
         per_q = scores_of([(q, [e.chunk.iri for e in retriever.search(q.question, 10).evidence if e.chunk]) for q in answerable])

@@ -39,6 +39,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from core.abbreviations import Abbreviations
 from core.errors import InputError, StoreError
 from store.analysis import LANGUAGES, Decompounder, analyze, word_counts
 from store.vectors import Hit
@@ -53,6 +54,7 @@ METHOD = "lucene"
 MANIFEST = "manifest.json"
 IDS_FILE = "ids.json"
 WORDS_FILE = "words.json"  # the German texts' word counts the decompounder splits queries by
+ABBREVIATIONS_FILE = "abbreviations.json"  # the abbreviations the texts define (absent before they were read)
 FORMAT = 2  # 2: per-language analysis; 1 (English only) still loads
 _GENERATION_PREFIX = "g-"
 
@@ -86,6 +88,7 @@ class KeywordIndex:
         german = [text for text, lang in zip(texts, langs, strict=True) if lang == "de"]
         self._words = {w: n for w, n in sorted(word_counts(german).items()) if n >= 2}
         self._splitter = Decompounder(self._words) if german else None
+        self.abbreviations = Abbreviations.from_texts(texts)
         self.tokens = 0  # total terms indexed
         if ids:
             corpus: list[list[int]] = []
@@ -111,17 +114,23 @@ class KeywordIndex:
         """Distinct terms in the index."""
         return len(self._vocab)
 
-    def search(self, query: str, k: int) -> list[Hit]:
+    def search(self, query: str, k: int, *, expand: bool = True) -> list[Hit]:
         """The ``k`` best documents for ``query``, best first; ``Hit.score`` is the BM25 score.
 
-        Only documents that share a term with the query; ties keep index order.
+        Only documents that share a term with the query; ties keep index order. ``expand``: the
+        query also matches the other form of each abbreviation the texts define, weighted as one
+        term of the query (:meth:`weighted_terms`).
         """
         if self._bm25 is None or k <= 0:
             return []
-        term_ids = [self._vocab[t] for t in self.query_terms(query) if t in self._vocab]
-        if not term_ids:
+        scores = None
+        for terms, weight in self.weighted_terms(query, expand=expand):
+            term_ids = [self._vocab[t] for t in terms if t in self._vocab]
+            if term_ids:
+                part = self._bm25.get_scores_from_ids(term_ids)
+                scores = part * weight if scores is None else scores + part * weight
+        if scores is None:
             return []
-        scores = self._bm25.get_scores_from_ids(term_ids)
         matched = np.flatnonzero(scores > 0)
         if matched.size > k:  # keep the k best and everything tied with the k-th, then sort
             kth = -np.partition(-scores[matched], k - 1)[k - 1]
@@ -129,13 +138,44 @@ class KeywordIndex:
         order = np.lexsort((matched, -scores[matched]))[:k]  # score descending, then index order
         return [Hit(self._ids[i], float(scores[i])) for i in matched[order]]
 
-    def query_terms(self, query: str) -> list[str]:
-        """``query``'s terms in the index's first language, then those the other languages'
-        analyzers add (a term the first already gave is not counted twice)."""
-        terms = analyze(query, self.languages[0], self._splitter)
+    def query_terms(self, query: str, *, expand: bool = True) -> list[str]:
+        """Every term :meth:`weighted_terms` searches ``query`` by, in order.
+
+        >>> index = KeywordIndex(["a"], ["Sustainable aviation fuels (SAF) shall be supplied."])
+        >>> index.query_terms("What share of SAF?"), index.query_terms("What share of SAF?", expand=False)
+        (['share', 'saf', 'sustain', 'aviat', 'fuel'], ['share', 'saf'])
+        """
+        return [t for terms, _ in self.weighted_terms(query, expand=expand) for t in terms]
+
+    def weighted_terms(self, query: str, *, expand: bool = True) -> list[tuple[list[str], float]]:
+        """``query``'s terms (weight 1): in the index's first language, then those the other
+        languages' analyzers add (a term the first already gave is not counted twice). With
+        ``expand``, then for the other form of each abbreviation it writes ("SAF" → "sustainable
+        aviation fuels", "emissions trading system" → "ETS"; :class:`core.abbreviations.Abbreviations`)
+        its new terms, each weighted 1 / the form's length in terms: a form found counts as one
+        more term of the question, so a long one does not outweigh what the question asks.
+
+        >>> index = KeywordIndex(["a"], ["Sustainable aviation fuels (SAF) shall be supplied."])
+        >>> index.weighted_terms("What share of SAF?")
+        [(['share', 'saf'], 1.0), (['sustain', 'aviat', 'fuel'], 0.3333333333333333)]
+        """
+        terms = self._terms(query)
+        out = [(terms, 1.0)]
+        if expand:
+            seen = set(terms)
+            for form in self.abbreviations.expansions(query):
+                form_terms = self._terms(form)
+                new = [t for t in dict.fromkeys(form_terms) if t not in seen]
+                if new:
+                    out.append((new, 1.0 / len(form_terms)))
+                    seen.update(new)
+        return out
+
+    def _terms(self, text: str) -> list[str]:
+        terms = analyze(text, self.languages[0], self._splitter)
         for lang in self.languages[1:]:
             seen = set(terms)
-            terms += [t for t in analyze(query, lang, self._splitter) if t not in seen]
+            terms += [t for t in analyze(text, lang, self._splitter) if t not in seen]
         return terms
 
     # --- persistence ----------------------------------------------------------------------------
@@ -152,6 +192,7 @@ class KeywordIndex:
             (gen_dir / IDS_FILE).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
             if self._splitter is not None:
                 (gen_dir / WORDS_FILE).write_text(json.dumps(self._words, ensure_ascii=False), encoding="utf-8")
+            (gen_dir / ABBREVIATIONS_FILE).write_text(json.dumps(self.abbreviations.to_json(), ensure_ascii=False), encoding="utf-8")
             files = {}
             for path in sorted(gen_dir.iterdir()):
                 _fsync(path)
@@ -222,6 +263,9 @@ class KeywordIndex:
             raise ValueError("unknown languages in the manifest")
         index.languages = tuple(languages)
         index._words, index._splitter = {}, None
+        index.abbreviations = Abbreviations()
+        if ABBREVIATIONS_FILE in manifest["files"]:
+            index.abbreviations = Abbreviations.from_json(json.loads((gen_dir / ABBREVIATIONS_FILE).read_text(encoding="utf-8")))
         if "de" in languages:
             words = json.loads((gen_dir / WORDS_FILE).read_text(encoding="utf-8"))
             if not isinstance(words, dict):

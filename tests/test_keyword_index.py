@@ -328,7 +328,7 @@ def test_stage_follows_deletes_and_replaced_documents(tmp_path):
         summary = controller.ingest([folder])
         assert summary.added == 3
         (line,) = summary.stages
-        assert line.startswith("bm25: ") and " chunks, " in line and " terms indexed in " in line
+        assert line.startswith("bm25: ") and " chunks, " in line and " terms, " in line and " abbreviations indexed in " in line
         index = KeywordIndex.load(layout.index("bm25"))
         fine = index.search("fine of up to EUR 50,000", 1)[0].id
         act_chunks = {u.iri for u in read_units(store) if u.document == read_units(store, [fine])[0].document}

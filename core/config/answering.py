@@ -159,6 +159,11 @@ class RetrievalConfig(Section):
         "that … — what … does it aim for?') is also searched for its description, then for the rest with the description's best "
         "sentence, the rankings interleaved (spr/retrieval/bridges.py, docs/retrieval.md).",
     )
+    abbreviations: bool = Field(
+        True,
+        description="BM25 (alone and in the fused stage): a question also matches the other form of each abbreviation the documents "
+        "define ('SAF' and 'sustainable aviation fuels (SAF)'; core/abbreviations.py, docs/retrieval.md).",
+    )
     rescore: bool = Field(
         True,
         description="hybrid (and dual): rescore the fused top rescore_top_n offline, by cosine + word overlap with the question "

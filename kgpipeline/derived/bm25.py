@@ -2,7 +2,9 @@
 
 Indexes :attr:`store.units.Unit.index_text` (heading path + markup-free chunk text) under the
 chunk IRI, so keyword hits resolve like vector hits, each chunk analyzed in its document's language
-(English, or German with compound splitting: :mod:`store.analysis`). Rebuilt from scratch on every run — cheap
+(English, or German with compound splitting: :mod:`store.analysis`), with the abbreviations the
+chunks define (:mod:`core.abbreviations`: a question's "SAF" also matches "sustainable aviation
+fuels"). Rebuilt from scratch on every run — cheap
 (about a second for a few thousand chunks) and it is what keeps the index in step with deletes
 and replaced documents: the controller runs every stage after a change.
 """
@@ -39,7 +41,7 @@ class BM25Stage:
         index = KeywordIndex([u.iri for u in units], [u.index_text for u in units], [language[u.document] for u in units])
         index.save(KBLayout(kb_dir).index(NAME))
         german = sum(1 for lang in language.values() if lang == "de")
-        return f"{len(index)} chunks, {index.terms} terms indexed in {time.perf_counter() - started:.1f} s" + (
+        return f"{len(index)} chunks, {index.terms} terms, {len(index.abbreviations)} abbreviations indexed in {time.perf_counter() - started:.1f} s" + (
             f" ({german} of {len(language)} documents analyzed as German)" if german else ""
         )
 

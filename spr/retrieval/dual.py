@@ -42,4 +42,6 @@ class DualRetriever(Retriever):
             )
             if not kept:  # the query's answers rest on the withheld facts
                 trace = replace(trace, answers=(), count=None)
+        if passages.trace.note:  # how the text half read the question (a bridge, abbreviations, another language)
+            trace = replace(trace, note="; ".join(n for n in (trace.note, passages.trace.note) if n))
         return Retrieval(kept + passages.evidence, trace)

@@ -48,6 +48,17 @@ class Signal(Protocol):
     def rank(self, question: str, depth: int) -> list[Ranked]: ...
 
 
+def signal_notes(signals: Sequence[Signal], question: str) -> list[str]:
+    """What signals that can say how they read ``question`` say (an optional ``explain(question)``
+    returning a line or ""): e.g. BM25's "read SAF also as: sustainable aviation fuels"."""
+    notes = []
+    for signal in signals:
+        explain = getattr(signal, "explain", None)
+        if explain is not None and (line := explain(question)):
+            notes.append(line)
+    return notes
+
+
 def is_second_stage(signal: Signal) -> bool:
     """Whether ``signal`` ranks after the others, from their fused ranking (the graph)."""
     return bool(getattr(signal, "second_stage", False))
@@ -150,9 +161,8 @@ class FusedRetriever(Retriever):
         fused = first[:k]
         evidence = fused_evidence(self.store, fused, self.name)
         timings[self.name] = elapsed_ms(started)
-        return Retrieval(
-            tuple(evidence), Trace(note="; ".join([*missing, self.note] if self.note else missing), timings_ms=timings)
-        )
+        notes = [*missing, *signal_notes([s for s in self.signals if s.name in rankings], question), *([self.note] if self.note else [])]
+        return Retrieval(tuple(evidence), Trace(note="; ".join(notes), timings_ms=timings))
 
 
 def fused_evidence(store: RDFStore, fused: Sequence[Fused], source: str) -> list[Evidence]:
@@ -181,3 +191,8 @@ class SignalRetriever(Retriever):
         ranked = self.signal.rank(question, k)
         fused = [Fused(r.chunk, r.score, ((self.signal.name, i),), r.matched) for i, r in enumerate(ranked, 1)]
         return fused_evidence(self.store, fused, self.name)
+
+    def search(self, question: str, k: int) -> Retrieval:
+        found = super().search(question, k)
+        notes = signal_notes([self.signal], question)
+        return replace(found, trace=replace(found.trace, note="; ".join(notes))) if notes else found

@@ -17,12 +17,14 @@ if TYPE_CHECKING:
 
 
 class KeywordSignal:
-    """Chunks by BM25 score of the question's words (scores are BM25's, not cosines)."""
+    """Chunks by BM25 score of the question's words (scores are BM25's, not cosines); with
+    ``expand``, also of the other form of each abbreviation the KB's texts define."""
 
     name = "bm25"
 
-    def __init__(self, index: KeywordIndex | Callable[[], KeywordIndex]):
+    def __init__(self, index: KeywordIndex | Callable[[], KeywordIndex], expand: bool = True):
         self._index = index  # or a loader: the index is read on first use
+        self.expand = expand
 
     @property
     def index(self) -> KeywordIndex:
@@ -30,8 +32,15 @@ class KeywordSignal:
             self._index = self._index()
         return self._index
 
+    def explain(self, question: str) -> str:
+        """How BM25 read ``question`` beyond its words: the other forms of its abbreviations."""
+        if not self.expand:
+            return ""
+        forms = self.index.abbreviations.expansions(question)
+        return f"BM25 also read the question's abbreviations as: {'; '.join(forms)}" if forms else ""
+
     def rank(self, question: str, depth: int) -> list[Ranked]:
-        return [Ranked(h.id, h.score) for h in self.index.search(question, depth)]
+        return [Ranked(h.id, h.score) for h in self.index.search(question, depth, expand=self.expand)]
 
 
 def load_keyword_index(kb_dir: Path) -> KeywordIndex:

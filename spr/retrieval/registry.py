@@ -53,7 +53,7 @@ def _sentences(kb: Services) -> DenseSignal:
 
 
 def _keyword(kb: Services) -> KeywordSignal:
-    return KeywordSignal(lambda: load_keyword_index(kb.config.kb_dir))
+    return KeywordSignal(lambda: load_keyword_index(kb.config.kb_dir), expand=kb.config.retrieval.abbreviations)
 
 
 def _vector(kb: Services) -> Retriever:

@@ -1,0 +1,207 @@
+"""Abbreviations the documents define (core/abbreviations.py) and BM25 reading a question's
+abbreviation in both forms (store/keyword_index.py): mining, expansion, persistence, and what
+older indexes without the table do."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.abbreviations import MAX_LONG_FORMS, Abbreviations, definitions
+from core.errors import StoreError
+from store.keyword_index import ABBREVIATIONS_FILE, MANIFEST, KeywordIndex
+
+
+# --- finding definitions --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("support from the Just Transition Fund (JTF) for coal regions", [("JTF", "Just Transition Fund")]),
+        ("uptake of sustainable aviation fuels (‘SAF’).", [("SAF", "sustainable aviation fuels")]),
+        ("computer security incident response teams (CSIRTs)", [("CSIRT", "computer security incident response teams")]),
+        ("the EU ETS (emissions trading system) applies", [("ETS", "emissions trading system")]),
+        ("nitrogen oxides (NOx) and research and development (R&D)", [("NOx", "nitrogen oxides"), ("R&D", "research and development")]),
+        ("markets in crypto-assets (MiCA)", [("MiCA", "markets in crypto-assets")]),
+    ],
+)
+def test_definitions_found(text, expected):
+    assert definitions(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Regulation (EU) 2021/1119 of the European Parliament",  # an act's series, not a definition
+        "Regulation (EU) No 1093/2010 establishing a European Supervisory Authority",
+        "as laid down in Annex (IV) and Chapter (II)",  # Roman numerals
+        "point (a) of paragraph (1)",
+        "the Fund (JTF)",  # one word cannot spell three letters
+        "It applies to flights. Airport operators (AO) report.",  # two letters: "Airport operators"
+        "The Commission (EC) shall act.",  # no word of the long form starts with E: not a definition
+        "the sectors concerned (see Table 2)",
+        "in Form von Daten geografischer Informationssysteme (GIS-Daten)",  # mostly lower case: a word, not an abbreviation
+    ],
+)
+def test_no_definition(text):
+    found = definitions(text)
+    assert found in ([], [("AO", "Airport operators")]), found
+
+
+def test_long_form_stays_in_its_sentence():
+    """The long form is read back from the parenthesis only to the sentence start."""
+    assert definitions("Transition plans are due. Fund (TF) support") == []
+
+
+def test_short_form_then_long_form_in_parentheses():
+    assert definitions("the LULUCF (land use, land-use change and forestry) sector") == [
+        ("LULUCF", "land use, land-use change and forestry")
+    ]
+    assert definitions("the GHG (as reported) emissions") == []  # the parenthesis does not spell it out
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=400))
+@settings(max_examples=300, deadline=None)
+def test_definitions_never_fail(text):
+    for short, long in definitions(text):
+        assert 2 <= len(short) <= 10 and len(long.split()) >= 2
+
+
+# --- a corpus's table and a question's other forms ----------------------------------------------
+def test_table_keeps_the_most_defined_long_forms():
+    texts = ["emissions trading system (ETS)"] * 3 + ["emissions trading scheme (ETS)"] * 2 + [
+        "emission trade system (ETS)", "extra tidy sets (ETS)", "emissions trading systems (ETS)"
+    ]
+    table = Abbreviations.from_texts(texts)
+    assert table.forms["ETS"][:2] == ("emissions trading system", "emissions trading scheme")  # plurals count as one
+    assert len(table.forms["ETS"]) == MAX_LONG_FORMS
+
+
+def test_expansions_both_ways():
+    table = Abbreviations({"ETS": ["emissions trading system"], "SAF": ["sustainable aviation fuels"], "IT": ["information technology"]})
+    assert table.expansions("What must non-ETS sectors cut?") == ["emissions trading system"]
+    assert table.expansions("Which sectors are outside the EU emissions trading systems?") == ["ETS"]
+    assert table.expansions("How much sustainable aviation fuel must airports supply?") == ["SAF"]
+    assert table.expansions("Is it a safe fuel?") == []  # "it" is no IT; "safe" no SAF
+    assert table.expansions("Which IT systems need SAFs?") == ["information technology", "sustainable aviation fuels"]
+    assert table.expansions("the ETS (emissions trading system)") == []  # both forms written already
+
+
+def test_json_round_trip_and_bad_tables():
+    table = Abbreviations.from_texts(["the Just Transition Fund (JTF) and the JTF"])
+    assert Abbreviations.from_json(json.loads(json.dumps(table.to_json()))) == table
+    for bad in ([], {"JTF": "Just Transition Fund"}, {"JTF": [1]}, {"": ["x y"]}):
+        with pytest.raises(ValueError):
+            Abbreviations.from_json(bad)
+
+
+# --- BM25 reads both forms ------------------------------------------------------------------------
+TEXTS = {
+    "definition": "This Regulation sets rules on sustainable aviation fuels (SAF).",
+    "obligation": "Suppliers shall blend SAF into kerosene.",  # says only "SAF"
+    "timber": "Suppliers shall blend sustainable timber.",
+    "forests": "Sustainable forests store carbon.",
+}
+
+
+@pytest.fixture
+def index() -> KeywordIndex:
+    return KeywordIndex(list(TEXTS), list(TEXTS.values()))
+
+
+def test_long_form_question_finds_the_abbreviation(index):
+    """Asked with the long form, the passage that writes only "SAF" overtakes one that shares
+    the question's other words but is about timber."""
+    question = "Must suppliers blend sustainable aviation fuel?"
+    assert [h.id for h in index.search(question, 4, expand=False)][:3] == ["definition", "timber", "obligation"]
+    assert [h.id for h in index.search(question, 4)][:3] == ["definition", "obligation", "timber"]
+
+
+def test_expansion_weighs_as_one_term(index):
+    """A long form found counts as much as one of the question's words, spread over its words."""
+    weighted = index.weighted_terms("Who blends SAF?")
+    assert weighted[0] == (["blend", "saf"], 1.0)
+    assert weighted[1] == (["sustain", "aviat", "fuel"], pytest.approx(1 / 3))
+    assert index.weighted_terms("Who blends sustainable aviation fuels?")[1] == (["saf"], 1.0)
+    assert index.query_terms("Who blends SAF?", expand=False) == ["blend", "saf"]
+
+
+def test_abbreviations_saved_and_loaded(index, tmp_path):
+    index.save(tmp_path / "bm25")
+    loaded = KeywordIndex.load(tmp_path / "bm25")
+    assert loaded.abbreviations == index.abbreviations and loaded.abbreviations.forms == {"SAF": ("sustainable aviation fuels",)}
+    question = "Must suppliers blend sustainable aviation fuel?"
+    assert loaded.search(question, 4) == index.search(question, 4)
+
+
+def test_index_saved_before_abbreviations_loads_without_them(index, tmp_path):
+    """An index written before the table existed still loads and searches as it did."""
+    folder = tmp_path / "bm25"
+    index.save(folder)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    (folder / manifest["generation"] / ABBREVIATIONS_FILE).unlink()
+    del manifest["files"][ABBREVIATIONS_FILE]
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    loaded = KeywordIndex.load(folder)
+    assert len(loaded.abbreviations) == 0
+    assert loaded.search("sustainable aviation fuel", 3) == index.search("sustainable aviation fuel", 3, expand=False)
+
+
+def test_damaged_abbreviations_file_is_detected(index, tmp_path):
+    folder = tmp_path / "bm25"
+    index.save(folder)
+    generation = json.loads((folder / MANIFEST).read_text())["generation"]
+    (folder / generation / ABBREVIATIONS_FILE).write_text('{"SAF": ["tampered"]}')
+    with pytest.raises(StoreError, match="reindex bm25"):
+        KeywordIndex.load(folder)
+
+
+# --- the trace says how BM25 read the question ------------------------------------------------
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    from support.kbs import corpus_kb
+
+    from spr.qa import KnowledgeBase
+
+    with KnowledgeBase.open(corpus_kb(tmp_path_factory)) as opened:
+        yield opened
+
+
+def test_fused_trace_names_the_forms_read(kb):
+    """The example corpus defines no abbreviation; one unit of it is given a definition."""
+    from spr.retrieval.fusion import FusedRetriever, SignalRetriever
+    from spr.retrieval.keyword import KeywordSignal
+    from store.units import read_units
+
+    units = read_units(kb.store)
+    texts = [u.index_text for u in units]
+    texts[0] += " Renewable energy sources (RES) are covered."
+    signal = KeywordSignal(KeywordIndex([u.iri for u in units], texts))
+    fused = FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search("Which RES installations must register?", 3)
+    assert fused.evidence and "BM25 also read the question's abbreviations as: renewable energy sources" in fused.trace.note
+    alone = SignalRetriever(kb.store, signal, "bm25").search("Must renewable energy sources register?", 3)
+    assert alone.trace.note.endswith("as: RES")
+    signal.expand = False
+    assert FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search("Which RES installations?", 3).trace.note == ""
+
+
+def test_dual_keeps_the_text_halfs_note():
+    from spr.records import Retrieval, Trace
+    from spr.retrieval.base import Retriever
+    from spr.retrieval.dual import DualRetriever
+
+    class Fixed(Retriever):
+        def __init__(self, note: str):
+            self.name, self.note = "fixed", note
+
+        def retrieve(self, question, k):
+            return []
+
+        def search(self, question, k):
+            return Retrieval((), Trace(note=self.note))
+
+    dual = DualRetriever(Fixed("no entity or relation could be grounded"), Fixed("BM25 also read …: SAF"))
+    assert dual.search("q", 3).trace.note == "no entity or relation could be grounded; BM25 also read …: SAF"
+    assert DualRetriever(Fixed(""), Fixed("a bridge question")).search("q", 3).trace.note == "a bridge question"
