@@ -3,8 +3,7 @@
 Policy texts define an abbreviation once and then write it everywhere: "the Just Transition Fund
 (JTF)" and 200 times "the JTF"; "sustainable aviation fuels (SAF)" and 100 times "SAF". A reader
 asks with either form. Word matching (BM25) finds only the form the question wrote, so a question
-about "sustainable aviation fuel" misses the passages that say "SAF", and one about "non-ETS
-emissions" misses "the sectors outside the emissions trading system".
+about "sustainable aviation fuel" misses the passages that say "SAF".
 
 :func:`definitions` finds the definitions in a text with the algorithm of Schwartz & Hearst
 (2003, "A simple algorithm for identifying abbreviation definitions in biomedical text"): a
@@ -12,7 +11,7 @@ short form in parentheses after its long form ("long form (SF)"), or the long fo
 parentheses after the short form ("SF (long form)"); the long form is the shortest run of the
 preceding words, at most min(|SF| + 5, 2·|SF|), in which the short form's letters occur in order,
 its first letter starting a word. :class:`Abbreviations` collects a corpus's definitions and says,
-for a question, which forms to add (:meth:`Abbreviations.expansions`).
+for a question that spells one out, which short form to add (:meth:`Abbreviations.expansions`).
 
 Pure functions over strings; the keyword index mines its texts and expands its queries
 (:mod:`store.keyword_index`).
@@ -66,8 +65,8 @@ def _long_form(short: str, before: str) -> str | None:
         s -= 1
     start = max(low.rfind(" ", 0, i + 1), low.rfind("\n", 0, i + 1)) + 1
     found = " ".join(text[start:].split()).strip(" ,-" + _QUOTES)
-    if len(found.split()) < 2 or short.lower() in found.lower().split() or "(" in found or ")" in found:
-        return None  # one word ("Regulation (EU)"), the short form itself or another parenthesis: no definition
+    if len(found.split()) < 2 or "(" in found or ")" in found or re.search(rf"(?<![a-z]){re.escape(_base(short).lower())}s?(?![a-z])", found.lower()):
+        return None  # one word ("Regulation (EU)"), another parenthesis, or the short form itself ("non-SME traders (SME)")
     return found
 
 
@@ -154,18 +153,20 @@ class Abbreviations:
         return cls(data)
 
     def expansions(self, question: str) -> list[str]:
-        """The forms to add to ``question``: the long forms of each short form it writes (as a
-        word, case as defined, plural allowed) and the short form of each long form it writes
-        (any case, plural-insensitive). Forms already in the question are not repeated.
+        """The short forms to add to ``question``: that of each long form it writes (any case,
+        plural-insensitive) and does not abbreviate itself.
+
+        Only this way round: a document writes the short form once it has defined it, so a reader
+        who spells it out misses those passages. A short form's long forms mostly occur in the
+        definitions themselves; added to "the AI Act's bans", "artificial intelligence" drew
+        passages that spell it out ahead of the asked article (docs/retrieval.md "Abbreviations").
 
         >>> a = Abbreviations({"ETS": ["emissions trading system"], "SAF": ["sustainable aviation fuels"]})
-        >>> a.expansions("How far must non-ETS emissions fall?"), a.expansions("What share of sustainable aviation fuel?")
-        (['emissions trading system'], ['SAF'])
-        >>> a.expansions("Is it safe?")
-        []
+        >>> a.expansions("What share of sustainable aviation fuel?"), a.expansions("Outside the emissions trading systems?")
+        (['SAF'], ['ETS'])
+        >>> a.expansions("How far must non-ETS emissions fall?"), a.expansions("The ETS (emissions trading system)?")
+        ([], [])
         """
         words = f" {_normal(question)} "
-        written = list(dict.fromkeys(m.group(1) for m in self._shorts.finditer(question))) if self._shorts else []
-        out = [long for short in written for long in self.forms[short] if f" {_normal(long)} " not in words]
-        out += [short for short, long in self._longs if short not in written and long in words]
-        return list(dict.fromkeys(out))
+        written = {m.group(1) for m in self._shorts.finditer(question)} if self._shorts else set()
+        return list(dict.fromkeys(short for short, long in self._longs if short not in written and long in words))

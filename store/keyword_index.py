@@ -117,9 +117,9 @@ class KeywordIndex:
     def search(self, query: str, k: int, *, expand: bool = True) -> list[Hit]:
         """The ``k`` best documents for ``query``, best first; ``Hit.score`` is the BM25 score.
 
-        Only documents that share a term with the query; ties keep index order. ``expand``: the
-        query also matches the other form of each abbreviation the texts define, weighted as one
-        term of the query (:meth:`weighted_terms`).
+        Only documents that share a term with the query; ties keep index order. ``expand``: a
+        long form the texts abbreviate also matches its short form, weighted as one term of the
+        query (:meth:`weighted_terms`).
         """
         if self._bm25 is None or k <= 0:
             return []
@@ -142,22 +142,24 @@ class KeywordIndex:
         """Every term :meth:`weighted_terms` searches ``query`` by, in order.
 
         >>> index = KeywordIndex(["a"], ["Sustainable aviation fuels (SAF) shall be supplied."])
-        >>> index.query_terms("What share of SAF?"), index.query_terms("What share of SAF?", expand=False)
-        (['share', 'saf', 'sustain', 'aviat', 'fuel'], ['share', 'saf'])
+        >>> index.query_terms("Which aviation fuels are sustainable aviation fuels?")
+        ['aviat', 'fuel', 'sustain', 'aviat', 'fuel', 'saf']
+        >>> index.query_terms("What share of sustainable aviation fuel?", expand=False)
+        ['share', 'sustain', 'aviat', 'fuel']
         """
         return [t for terms, _ in self.weighted_terms(query, expand=expand) for t in terms]
 
     def weighted_terms(self, query: str, *, expand: bool = True) -> list[tuple[list[str], float]]:
         """``query``'s terms (weight 1): in the index's first language, then those the other
         languages' analyzers add (a term the first already gave is not counted twice). With
-        ``expand``, then for the other form of each abbreviation it writes ("SAF" → "sustainable
-        aviation fuels", "emissions trading system" → "ETS"; :class:`core.abbreviations.Abbreviations`)
-        its new terms, each weighted 1 / the form's length in terms: a form found counts as one
-        more term of the question, so a long one does not outweigh what the question asks.
+        ``expand``, then the short form of each abbreviation the texts define whose long form it
+        spells out ("sustainable aviation fuels" → "SAF"; :meth:`core.abbreviations.Abbreviations.expansions`),
+        its new terms weighted 1 / the form's length in terms (a form found counts as one more
+        term of the question).
 
         >>> index = KeywordIndex(["a"], ["Sustainable aviation fuels (SAF) shall be supplied."])
-        >>> index.weighted_terms("What share of SAF?")
-        [(['share', 'saf'], 1.0), (['sustain', 'aviat', 'fuel'], 0.3333333333333333)]
+        >>> index.weighted_terms("What share of sustainable aviation fuel?")
+        [(['share', 'sustain', 'aviat', 'fuel'], 1.0), (['saf'], 1.0)]
         """
         terms = self._terms(query)
         out = [(terms, 1.0)]

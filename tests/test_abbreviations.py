@@ -1,6 +1,6 @@
-"""Abbreviations the documents define (core/abbreviations.py) and BM25 reading a question's
-abbreviation in both forms (store/keyword_index.py): mining, expansion, persistence, and what
-older indexes without the table do."""
+"""Abbreviations the documents define (core/abbreviations.py) and BM25 searching a question that
+spells one out for its short form too (store/keyword_index.py): mining, expansion, persistence,
+and what older indexes without the table do."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def test_definitions_found(text, expected):
         "It applies to flights. Airport operators (AO) report.",  # two letters: "Airport operators"
         "The Commission (EC) shall act.",  # no word of the long form starts with E: not a definition
         "the sectors concerned (see Table 2)",
+        "obligations of non-SME traders (SME)",  # the short form inside its long form: no definition
+        "traders that are not SMEs (‘non-SME traders’) shall register",
         "in Form von Daten geografischer Informationssysteme (GIS-Daten)",  # mostly lower case: a word, not an abbreviation
     ],
 )
@@ -79,14 +81,16 @@ def test_table_keeps_the_most_defined_long_forms():
     assert len(table.forms["ETS"]) == MAX_LONG_FORMS
 
 
-def test_expansions_both_ways():
+def test_a_spelled_out_long_form_adds_its_short_form():
     table = Abbreviations({"ETS": ["emissions trading system"], "SAF": ["sustainable aviation fuels"], "IT": ["information technology"]})
-    assert table.expansions("What must non-ETS sectors cut?") == ["emissions trading system"]
     assert table.expansions("Which sectors are outside the EU emissions trading systems?") == ["ETS"]
     assert table.expansions("How much sustainable aviation fuel must airports supply?") == ["SAF"]
-    assert table.expansions("Is it a safe fuel?") == []  # "it" is no IT; "safe" no SAF
-    assert table.expansions("Which IT systems need SAFs?") == ["information technology", "sustainable aviation fuels"]
-    assert table.expansions("the ETS (emissions trading system)") == []  # both forms written already
+    assert table.expansions("Which Information Technology and sustainable aviation fuels?") == ["SAF", "IT"]  # table order
+    # the other way round adds nothing: documents write the short form once defined
+    assert table.expansions("What must non-ETS sectors cut?") == []
+    assert table.expansions("Which IT systems need SAFs?") == []
+    assert table.expansions("the ETS (emissions trading system)") == []  # it abbreviates it itself
+    assert table.expansions("Is it a safe fuel?") == []
 
 
 def test_json_round_trip_and_bad_tables():
@@ -120,12 +124,9 @@ def test_long_form_question_finds_the_abbreviation(index):
 
 
 def test_expansion_weighs_as_one_term(index):
-    """A long form found counts as much as one of the question's words, spread over its words."""
-    weighted = index.weighted_terms("Who blends SAF?")
-    assert weighted[0] == (["blend", "saf"], 1.0)
-    assert weighted[1] == (["sustain", "aviat", "fuel"], pytest.approx(1 / 3))
-    assert index.weighted_terms("Who blends sustainable aviation fuels?")[1] == (["saf"], 1.0)
-    assert index.query_terms("Who blends SAF?", expand=False) == ["blend", "saf"]
+    assert index.weighted_terms("Who blends sustainable aviation fuels?") == [(["blend", "sustain", "aviat", "fuel"], 1.0), (["saf"], 1.0)]
+    assert index.weighted_terms("Who blends SAF?") == [(["blend", "saf"], 1.0)]  # a short form adds nothing
+    assert index.query_terms("Who blends sustainable aviation fuels?", expand=False) == ["blend", "sustain", "aviat", "fuel"]
 
 
 def test_abbreviations_saved_and_loaded(index, tmp_path):
@@ -179,12 +180,13 @@ def test_fused_trace_names_the_forms_read(kb):
     texts = [u.index_text for u in units]
     texts[0] += " Renewable energy sources (RES) are covered."
     signal = KeywordSignal(KeywordIndex([u.iri for u in units], texts))
-    fused = FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search("Which RES installations must register?", 3)
-    assert fused.evidence and "BM25 also read the question's abbreviations as: renewable energy sources" in fused.trace.note
-    alone = SignalRetriever(kb.store, signal, "bm25").search("Must renewable energy sources register?", 3)
-    assert alone.trace.note.endswith("as: RES")
+    question = "Which renewable energy sources installations must register?"
+    fused = FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search(question, 3)
+    assert fused.evidence and "BM25 also searched for the documents' abbreviations: RES" in fused.trace.note
+    assert SignalRetriever(kb.store, signal, "bm25").search(question, 3).trace.note.endswith("abbreviations: RES")
+    assert FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search("Which RES must register?", 3).trace.note == ""
     signal.expand = False
-    assert FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search("Which RES installations?", 3).trace.note == ""
+    assert FusedRetriever(kb.store, [signal], {"bm25": 1.0}, rrf_k=60, depth=10).search(question, 3).trace.note == ""
 
 
 def test_dual_keeps_the_text_halfs_note():
@@ -202,6 +204,6 @@ def test_dual_keeps_the_text_halfs_note():
         def search(self, question, k):
             return Retrieval((), Trace(note=self.note))
 
-    dual = DualRetriever(Fixed("no entity or relation could be grounded"), Fixed("BM25 also read …: SAF"))
-    assert dual.search("q", 3).trace.note == "no entity or relation could be grounded; BM25 also read …: SAF"
+    dual = DualRetriever(Fixed("no entity or relation could be grounded"), Fixed("BM25 also searched for …: SAF"))
+    assert dual.search("q", 3).trace.note == "no entity or relation could be grounded; BM25 also searched for …: SAF"
     assert DualRetriever(Fixed(""), Fixed("a bridge question")).search("q", 3).trace.note == "a bridge question"

@@ -3,8 +3,8 @@
 Indexes :attr:`store.units.Unit.index_text` (heading path + markup-free chunk text) under the
 chunk IRI, so keyword hits resolve like vector hits, each chunk analyzed in its document's language
 (English, or German with compound splitting: :mod:`store.analysis`), with the abbreviations the
-chunks define (:mod:`core.abbreviations`: a question's "SAF" also matches "sustainable aviation
-fuels"). Rebuilt from scratch on every run — cheap
+chunks define (:mod:`core.abbreviations`: a question's "sustainable aviation fuels" also matches
+"SAF"). Rebuilt from scratch on every run — cheap
 (about a second for a few thousand chunks) and it is what keeps the index in step with deletes
 and replaced documents: the controller runs every stage after a change.
 """

@@ -50,7 +50,7 @@ class Signal(Protocol):
 
 def signal_notes(signals: Sequence[Signal], question: str) -> list[str]:
     """What signals that can say how they read ``question`` say (an optional ``explain(question)``
-    returning a line or ""): e.g. BM25's "read SAF also as: sustainable aviation fuels"."""
+    returning a line or ""): e.g. BM25's "also searched for the documents' abbreviations: SAF"."""
     notes = []
     for signal in signals:
         explain = getattr(signal, "explain", None)

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 class KeywordSignal:
     """Chunks by BM25 score of the question's words (scores are BM25's, not cosines); with
-    ``expand``, also of the other form of each abbreviation the KB's texts define."""
+    ``expand``, also of the short form of each abbreviation the KB's texts define that the
+    question spells out."""
 
     name = "bm25"
 
@@ -33,11 +34,11 @@ class KeywordSignal:
         return self._index
 
     def explain(self, question: str) -> str:
-        """How BM25 read ``question`` beyond its words: the other forms of its abbreviations."""
+        """How BM25 read ``question`` beyond its words: the abbreviations it also searched for."""
         if not self.expand:
             return ""
         forms = self.index.abbreviations.expansions(question)
-        return f"BM25 also read the question's abbreviations as: {'; '.join(forms)}" if forms else ""
+        return f"BM25 also searched for the documents' abbreviations: {', '.join(forms)}" if forms else ""
 
     def rank(self, question: str, depth: int) -> list[Ranked]:
         return [Ranked(h.id, h.score) for h in self.index.search(question, depth, expand=self.expand)]
