@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.abbreviations import Abbreviations
 from core.config import ANSWER_KINDS, MAX_K, Config, load_config
 from core.errors import InputError
 from core.usage import UsageScope, UsageTotals, UsageTracker
@@ -31,7 +32,7 @@ from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, A
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.neighbours import packed_neighbours_only, with_neighbours
 from spr.retrieval.registry import RETRIEVERS, mode_name
-from spr.scoring import BestOfScorer, EmbeddingScorer, HybridScorer, LexicalScorer, SentenceScorer
+from spr.scoring import AbbreviatingScorer, BestOfScorer, EmbeddingScorer, HybridScorer, LexicalScorer, SentenceScorer
 from spr.translate import LANGUAGE_NAMES, Translator, kb_language, needs_translation
 from spr.verify import SupportChecker
 from store.base import RDFStore
@@ -103,6 +104,7 @@ class KnowledgeBase:
         self._retrievers: dict[str, Retriever] = dict(retrievers or {})
         self._labels: dict[str, dict[str, str]] = {}
         self._language: str | None = None  # of the KB's documents, guessed on first use
+        self._abbreviations: Abbreviations | None = None  # read on first use
         self._lock = threading.RLock()  # lazy loading from several server threads
 
     @classmethod
@@ -376,7 +378,22 @@ class KnowledgeBase:
             scorer = EmbeddingScorer(self.embedder, cfg.min_similarity)
         else:
             scorer = LexicalScorer(cfg.min_overlap)
+        if self.abbreviations:
+            scorer = AbbreviatingScorer(scorer, self.abbreviations.expansions)
         return BestOfScorer(scorer, (translation,)) if translation else scorer
+
+    @property
+    def abbreviations(self) -> Abbreviations:
+        """The abbreviations the KB's documents define (read with the BM25 index; empty with
+        ``[retrieval] abbreviations = false``): BM25 and the answer's sentence scoring read a
+        spelled-out long form's short form too."""
+        with self._lock:
+            if self._abbreviations is None:
+                from store.keyword_index import read_abbreviations
+
+                enabled = self.config.retrieval.abbreviations
+                self._abbreviations = read_abbreviations(KBLayout(self.config.kb_dir).index("bm25")) if enabled else Abbreviations()
+            return self._abbreviations
 
     def _answer(self, question, mode, kind, found: Retrieval, context: FusedContext, draft: Draft, timings, spent: UsageTotals) -> Answer:
         usage = AnswerUsage(

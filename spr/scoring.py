@@ -3,7 +3,7 @@ the LLM's evidence focus and the deeper look. Pure apart from the embedder call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -82,6 +82,30 @@ class BestOfScorer:
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
         rows = [self.scorer.score(q, candidates) for q in (question, *self.alternates)]
         return [max(column) for column in zip(*rows)] if candidates else []
+
+
+@dataclass
+class AbbreviatingScorer:
+    """``scorer`` with the question's spelled-out long forms followed by the short forms the
+    documents write for them ("the Just Transition Fund" → "… (JTF)"): after its definition a
+    regulation writes "the JTF", and word overlap with the long form misses those sentences.
+    ``short_forms``: the question → the short forms to add
+    (:meth:`core.abbreviations.Abbreviations.expansions`)."""
+
+    scorer: SentenceScorer
+    short_forms: Callable[[str], list[str]]
+
+    @property
+    def name(self) -> str:
+        return self.scorer.name
+
+    @property
+    def threshold(self) -> float:
+        return self.scorer.threshold
+
+    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
+        forms = self.short_forms(question)
+        return self.scorer.score(f"{question} ({', '.join(forms)})" if forms else question, candidates)
 
 
 def cosine_scores(embedder: Embedder, question: str, candidates: Sequence[str]) -> list[float]:

@@ -44,7 +44,7 @@ from core.errors import InputError, StoreError
 from store.analysis import LANGUAGES, Decompounder, analyze, word_counts
 from store.vectors import Hit
 
-__all__ = ["Hit", "KeywordIndex", "tokenize"]
+__all__ = ["Hit", "KeywordIndex", "read_abbreviations", "tokenize"]
 
 # BM25 parameters (Lucene's defaults); module constants until the config grows a section for them.
 K1 = 1.5
@@ -279,6 +279,23 @@ class KeywordIndex:
             index._vocab = bm25.vocab_dict
             index._bm25 = bm25
         return index
+
+
+def read_abbreviations(folder: Path) -> Abbreviations:
+    """The abbreviations table of the index saved in ``folder`` without loading the index (the
+    answer's sentence scoring reads it); empty when there is no index, the index predates the
+    table, or its file is damaged — the BM25 signal reports those itself."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+        meta = manifest["files"].get(ABBREVIATIONS_FILE)
+        if meta is None:
+            return Abbreviations()
+        path = Path(folder) / str(manifest["generation"]) / ABBREVIATIONS_FILE
+        if path.stat().st_size != meta["bytes"] or _sha256(path) != meta["sha256"]:
+            return Abbreviations()
+        return Abbreviations.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return Abbreviations()
 
 
 def _check(bm25: bm25s.BM25, documents: int, terms: int) -> None:

@@ -207,3 +207,54 @@ def test_dual_keeps_the_text_halfs_note():
     dual = DualRetriever(Fixed("no entity or relation could be grounded"), Fixed("BM25 also searched for …: SAF"))
     assert dual.search("q", 3).trace.note == "no entity or relation could be grounded; BM25 also searched for …: SAF"
     assert DualRetriever(Fixed(""), Fixed("a bridge question")).search("q", 3).trace.note == "a bridge question"
+
+
+# --- the answer's sentence scoring reads the short form too -------------------------------------
+def test_read_abbreviations_alone(index, tmp_path):
+    from store.keyword_index import read_abbreviations
+
+    folder = tmp_path / "bm25"
+    assert len(read_abbreviations(folder)) == 0  # no index: none (the BM25 signal reports it)
+    index.save(folder)
+    assert read_abbreviations(folder) == index.abbreviations
+    generation = json.loads((folder / MANIFEST).read_text())["generation"]
+    (folder / generation / ABBREVIATIONS_FILE).write_text('{"SAF": ["tampered"]}')
+    assert len(read_abbreviations(folder)) == 0  # damaged: none
+
+
+def test_scorer_reads_the_short_form():
+    from spr.scoring import AbbreviatingScorer, LexicalScorer
+
+    table = Abbreviations({"JTF": ["just transition fund"]})
+    sentences = ["The JTF shall not support nuclear power plants.", "Funds shall support regions in transition."]
+    question = "Can the Just Transition Fund support nuclear power plants?"
+    plain = LexicalScorer(0.3).score(question, sentences)
+    read = AbbreviatingScorer(LexicalScorer(0.3), table.expansions)
+    assert read.score(question, sentences)[0] > plain[0]
+    assert read.score("Can the JTF support nuclear plants?", sentences) == LexicalScorer(0.3).score("Can the JTF support nuclear plants?", sentences)
+    assert (read.name, read.threshold) == ("lexical", 0.3)
+
+
+def test_knowledge_base_reads_its_table(kb, tmp_path):
+    import shutil
+
+    from core.config import load_config
+    from spr.qa import KnowledgeBase
+    from spr.scoring import AbbreviatingScorer
+    from store.layout import KBLayout
+    from store.units import read_units
+
+    assert len(kb.abbreviations) == 0 and not isinstance(kb._scorer(), AbbreviatingScorer)  # the example corpus defines none
+    copy = tmp_path / "kb"
+    shutil.copytree(kb.config.kb_dir, copy)
+    units = read_units(kb.store)
+    texts = [u.index_text for u in units]
+    texts[0] += " Renewable energy sources (RES) are covered."
+    KeywordIndex([u.iri for u in units], texts).save(KBLayout(copy).index("bm25"))
+    with KnowledgeBase.open(copy) as opened:
+        assert opened.abbreviations.forms == {"RES": ("renewable energy sources",)}
+        assert isinstance(opened._scorer(), AbbreviatingScorer)
+    config = load_config(kb_dir=copy)
+    off = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"abbreviations": False})})
+    with KnowledgeBase.open(off) as opened:
+        assert len(opened.abbreviations) == 0 and not isinstance(opened._scorer(), AbbreviatingScorer)

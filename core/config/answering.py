@@ -161,8 +161,9 @@ class RetrievalConfig(Section):
     )
     abbreviations: bool = Field(
         True,
-        description="BM25 (alone and in the fused stage): a question that spells out an abbreviation the documents define "
-        "also matches its short form ('sustainable aviation fuels' finds 'SAF'; core/abbreviations.py, docs/retrieval.md).",
+        description="BM25 (alone and in the fused stage) and the answers' sentence scoring: a question that spells out an "
+        "abbreviation the documents define also matches its short form ('sustainable aviation fuels' finds 'SAF'; "
+        "core/abbreviations.py, docs/retrieval.md).",
     )
     rescore: bool = Field(
         True,
