@@ -64,12 +64,10 @@ class EmbeddingScorer:
 
 
 @dataclass
-class BestOfScorer:
-    """``scorer``'s score of each candidate against the question or any of ``alternates`` (a
-    translation of it into the documents' language, :mod:`spr.translate`), whichever is higher."""
+class _OnScorer:
+    """A scorer built on ``scorer``: its name and threshold are that scorer's."""
 
     scorer: SentenceScorer
-    alternates: tuple[str, ...]
 
     @property
     def name(self) -> str:
@@ -78,6 +76,14 @@ class BestOfScorer:
     @property
     def threshold(self) -> float:
         return self.scorer.threshold
+
+
+@dataclass
+class BestOfScorer(_OnScorer):
+    """``scorer``'s score of each candidate against the question or any of ``alternates`` (a
+    translation of it into the documents' language, :mod:`spr.translate`), whichever is higher."""
+
+    alternates: tuple[str, ...]
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
         rows = [self.scorer.score(q, candidates) for q in (question, *self.alternates)]
@@ -85,23 +91,14 @@ class BestOfScorer:
 
 
 @dataclass
-class AbbreviatingScorer:
+class AbbreviatingScorer(_OnScorer):
     """``scorer`` with the question's spelled-out long forms followed by the short forms the
     documents write for them ("the Just Transition Fund" → "… (JTF)"): after its definition a
     regulation writes "the JTF", and word overlap with the long form misses those sentences.
     ``short_forms``: the question → the short forms to add
     (:meth:`core.abbreviations.Abbreviations.expansions`)."""
 
-    scorer: SentenceScorer
     short_forms: Callable[[str], list[str]]
-
-    @property
-    def name(self) -> str:
-        return self.scorer.name
-
-    @property
-    def threshold(self) -> float:
-        return self.scorer.threshold
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
         forms = self.short_forms(question)
