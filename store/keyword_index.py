@@ -250,7 +250,7 @@ class KeywordIndex:
         gen_dir = folder / str(manifest["generation"])
         for name, meta in manifest["files"].items():
             path = gen_dir / name
-            if not path.is_file() or path.stat().st_size != meta["bytes"] or _sha256(path) != meta["sha256"]:
+            if not _intact(path, meta):
                 raise ValueError(f"{name} is missing or damaged")
         ids = json.loads((gen_dir / IDS_FILE).read_text(encoding="utf-8"))
         if not isinstance(ids, list) or len(ids) != manifest["documents"] or not all(isinstance(i, str) for i in ids):
@@ -291,7 +291,7 @@ def read_abbreviations(folder: Path) -> Abbreviations:
         if meta is None:
             return Abbreviations()
         path = Path(folder) / str(manifest["generation"]) / ABBREVIATIONS_FILE
-        if path.stat().st_size != meta["bytes"] or _sha256(path) != meta["sha256"]:
+        if not _intact(path, meta):
             return Abbreviations()
         return Abbreviations.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -313,6 +313,11 @@ def _check(bm25: bm25s.BM25, documents: int, terms: int) -> None:
 def _missing(folder: Path, why: str = "") -> StoreError:
     detail = f" ({why})" if why else ""
     return StoreError(f"no keyword index in {folder}{detail}; run `policykb reindex bm25`")
+
+
+def _intact(path: Path, meta: dict) -> bool:
+    """Whether ``path`` is the file the manifest's ``meta`` (bytes, sha256) describes."""
+    return path.is_file() and path.stat().st_size == meta["bytes"] and _sha256(path) == meta["sha256"]
 
 
 def _sha256(path: Path) -> str:
