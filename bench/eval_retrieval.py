@@ -150,7 +150,7 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
     """``hybrid`` as the product runs it (``kb.retriever``, top 10) — the rows above rebuild its
     steps from shared rankings, all but the pulling in of named documents and the per-option
     searches of a choice — and the same with each of those steps off (``[retrieval] rescore_pull
-    = false``, ``choices = false``), with BM25 reading no abbreviations (``abbreviations = false``)
+    = false``, ``rescore_pull_named = false``, ``choices = false``), with BM25 reading no abbreviations (``abbreviations = false``)
     and with bridges switched (``bridges``), scored on the
     answerable questions. ``per_question``, when given, receives each row's scores of every choice
     question (:func:`spr.choices.choice`) and bridge question (:func:`spr.bridges.bridge`)."""
@@ -166,6 +166,7 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
     for label, retriever in (
         ("hybrid (retriever)", kb.retriever("hybrid")),
         ("hybrid (retriever), no pull", switched("rescore_pull")),
+        ("hybrid (retriever), no named pull", switched("rescore_pull_named")),
         ("hybrid (retriever), no choices", switched("choices")),
         ("hybrid (retriever), no abbreviations", switched("abbreviations")),
         ("hybrid (retriever), " + ("no bridges" if bridges else "bridges"), switched("bridges", not bridges)),

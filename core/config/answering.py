@@ -190,6 +190,12 @@ class RetrievalConfig(Section):
         description="rescore: a document the best candidate names by its title, none of whose chunks is a candidate, is pulled "
         "in (its chunk closest to the question, with the link bonus; spr/retrieval/rescore.py).",
     )
+    rescore_pull_named: bool = Field(
+        True,
+        description="rescore: when the question names documents by the words that set their titles apart ('Spain's' names the "
+        "plans titled 'Spain_National Objectives and Targets_…'), each one no candidate is from has its chunk closest to the "
+        "question pulled in as a candidate (spr/retrieval/titles.py, docs/retrieval.md).",
+    )
     rescore_named_bonus: float = Field(
         0.2, ge=0.0, le=1.0,
         description="rescore: added to the score of a candidate whose document the question names by its title (what a "

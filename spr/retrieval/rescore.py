@@ -30,6 +30,14 @@ chunk closest to the question, scored like the others, with the same bonus — t
 ranks a next hop by its likeness to the question, which is what a next hop lacks ("What kind of
 university did the author of *Alexander and the Terrible, …* attend?": the book's passage names
 Judith Viorst, whose passage was not among the top 20).
+
+A question may name documents by the words that set their titles apart (``titled``,
+:mod:`spr.retrieval.titles`: "Spain's" names the five plans titled "Spain_National Objectives and
+Targets_…"). Each such document no candidate is from has its chunk closest to the question pulled
+in, scored like the others, without a bonus: among look-alike plans the first stage had left
+Spain's target table out of the 20 candidates for a question about Spain. (With the named bonus
+as well, every chunk of a named plan went first, also where the answer stood in a document whose
+title does not name the country; measured in docs/retrieval.md "Documents the question names".)
 """
 
 from __future__ import annotations
@@ -49,8 +57,11 @@ Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs)
 NamedBy = Callable[[str], Collection[str]]  # a chunk's text -> the documents it names by their title
 Pull = Callable[[str, Collection[str]], list[Evidence]]  # (question, documents) -> each one's closest chunk, score = cosine
 MAX_PULLED = 10  # documents pulled in per question (a passage may name dozens)
+# a question -> the documents it names by their titles' distinctive words, in groups alike in those words
+Titled = Callable[[str], Sequence[Collection[str]]]
 LINK = "named by"  # Evidence.ranks entry of a next hop: ("named by", 1), named by the first candidate
 NAMED = "named in question"  # Evidence.ranks entry of a candidate whose document the question names: (NAMED, 1)
+TITLED = "title words in question"  # Evidence.ranks entry of a chunk pulled in for its title's distinctive words: (TITLED, 1)
 
 
 def under_heads(chunk: ChunkRef, text: str) -> str:
@@ -173,11 +184,13 @@ class OfflineReranker(Retriever):
     keeps its first-stage ranks and gains ``("rescore", r)``, a next hop also ``("named by", 1)``
     (:func:`follow_references`; ``named_by`` None: none), and one of a document the question names
     ``(NAMED, 1)``. A document the first names that no candidate is from is pulled in by ``pull``
-    (None: not). The name stays the inner one's."""
+    (None: not); documents the question names by their titles' distinctive words (``titled``) that
+    no candidate is from, by ``pull_named`` (None: not). The name stays the inner one's."""
 
     def __init__(
         self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0,
         named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0, pull: Pull | None = None,
+        titled: Titled | None = None, pull_named: Pull | None = None,
     ):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
@@ -191,6 +204,8 @@ class OfflineReranker(Retriever):
         self.link_bonus = link_bonus
         self.named_bonus = named_bonus
         self.pull = pull
+        self.titled = titled
+        self.pull_named = pull_named
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -199,6 +214,9 @@ class OfflineReranker(Retriever):
         first = self.inner.search(question, max(k, self.top_n))
         started = time.perf_counter()
         candidates = [e for e in first.evidence if e.chunk is not None]
+        asked = self._asked(question, candidates)
+        titled = set(range(len(candidates), len(candidates) + len(asked)))
+        candidates += asked
         iris = [e.chunk.iri for e in candidates]  # type: ignore[union-attr]
         favoured = {iri for iri, e in zip(iris, candidates, strict=True) if favoured_section(e.ranks)}
         texts = [e.text for e in candidates]
@@ -221,13 +239,31 @@ class OfflineReranker(Retriever):
         evidence = tuple(
             replace(
                 candidates[i], score=scores[i],
-                ranks=(*candidates[i].ranks, ("rescore", r), *([(NAMED, 1)] if named[i] else []), *([(LINK, 1)] if i in hops else [])),
+                ranks=(
+                    *candidates[i].ranks, ("rescore", r), *([(NAMED, 1)] if named[i] else []), *([(LINK, 1)] if i in hops else []),
+                    *([(TITLED, 1)] if i in titled else []),
+                ),
             )
             for r, i in enumerate(ranked[:k], 1)
         )
         timings = {**dict(first.trace.timings_ms), "rescore": elapsed_ms(started)}
+        if asked:
+            titles = sorted({e.chunk.title for e in asked})  # type: ignore[union-attr]
+            note = "; ".join(n for n in (note, f"pulled in the documents the question names by title: {', '.join(titles)}") if n)
         notes = "; ".join(n for n in (first.trace.note, note) if n)
         return Retrieval(evidence, replace(first.trace, note=notes, timings_ms=timings))
+
+    def _asked(self, question: str, candidates: list[Evidence]) -> list[Evidence]:
+        """The chunks closest to ``question`` of the documents it names by their titles'
+        distinctive words (``titled``) that no candidate is from; none when more than
+        :data:`MAX_PULLED` would come in (words that name that many say little about where to look)."""
+        if self.titled is None or self.pull_named is None:
+            return []
+        have = {e.chunk.document for e in candidates}  # type: ignore[union-attr]
+        missing = [d for docs in self.titled(question) for d in docs if d not in have]
+        if not missing or len(missing) > MAX_PULLED:
+            return []
+        return self.pull_named(question, missing)
 
     def _pulled(
         self, question: str, candidates: list[Evidence], documents: list[str], scores: list[float], ranked: list[int],

@@ -1,0 +1,103 @@
+"""Which documents a question names by the words that set their titles apart.
+
+A corpus of look-alike documents tells them apart in their titles: 162 national plans titled
+"Spain_National Objectives and Targets_Decarbonisation", "Germany_National Objectives and
+Targets_Decarbonisation", …, whose target tables read alike and name the country nowhere else. "How
+much of Spain's total final energy use will be covered by renewables in 2030?" then matched
+Germany's, Sweden's and Hungary's tables first (by cosine, words and rank alike), and no chunk of
+Spain's plan was among the 20 candidates the rescoring reads (docs/retrieval.md "Documents the
+question names").
+
+A title's *distinctive* words are those few titles share (at most :data:`DISTINCT_SHARE` of them,
+and at most :data:`MAX_SHARING`): "spain" in 6 of the 162 plan titles, not "national", "targets" or
+"decarbonisation". A question names a document when it holds every distinctive word of its title
+("Spain's" → spain). A title with many distinctive words ("Regulation (EU) 2021/1056 establishing
+the Just Transition Fund") is named only by a question writing them all, so in most corpora this
+names nothing, and :class:`spr.retrieval.rescore.OfflineReranker` pulls in nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+from store.base import RDFStore
+from store.entity_graph import words
+from store.vocab import DCTERMS, PKB
+
+DISTINCT_SHARE = 0.1  # of the titles: a word in more of them names a kind of document ("decarbonisation"), not one
+MAX_SHARING = 30  # titles: a word in more of them is not distinctive however large the corpus
+# Words that name no document on their own, in titles of any corpus (English; German articles).
+_FUNCTION = frozenset(
+    "a an and as at by de der die das den des dem und für fur from for in into of on or the to with zu zur zum über uber "
+    "von vom im am".split()
+)
+_TITLES = f"SELECT DISTINCT ?d ?title WHERE {{ ?c <{PKB}partOfDocument> ?d . ?d <{DCTERMS}title> ?title }}"
+
+
+def _title_words(title: str) -> frozenset[str]:
+    # Not numbers: "Article 10" of one act is told apart from another's by the act's name; alone,
+    # "10" names the tenth article of every act (and a question's "10^25 FLOPs" would name them).
+    return frozenset(w for w in words(title) if len(w) >= 2 and w not in _FUNCTION and not w[0].isdigit())
+
+
+class TitleWords:
+    """The distinctive words of each document's title (document IRI → title), and the documents a
+    text names by them.
+
+    >>> titles = {f"doc:{c}-{part}": f"{c}_National Objectives and Targets_{part}"
+    ...           for c in ("Spain", "Germany", "Austria", "Portugal", "Italy", "France", "Greece", "Malta", "Latvia", "Poland", "Ireland")
+    ...           for part in ("Decarbonisation", "Energy efficiency")}
+    >>> sorted(TitleWords(titles).named("How much of Spain's final energy use will be renewable?"))
+    ['doc:Spain-Decarbonisation', 'doc:Spain-Energy efficiency']
+    >>> TitleWords(titles).named("What does the plan aim for?")
+    set()
+    """
+
+    def __init__(self, titles: Mapping[str, str]):
+        own = {doc: _title_words(title) for doc, title in titles.items()}
+        sharing: dict[str, int] = {}
+        for title_words in own.values():
+            for word in title_words:
+                sharing[word] = sharing.get(word, 0) + 1
+        most = min(MAX_SHARING, max(1, int(DISTINCT_SHARE * len(own))))
+        self.keys = {doc: frozenset(w for w in ws if sharing[w] <= most) for doc, ws in own.items()}
+
+        self.by_word: dict[str, set[str]] = {}
+        for doc, keys in self.keys.items():
+            for word in keys:
+                self.by_word.setdefault(word, set()).add(doc)
+
+    def named(self, text: str) -> set[str]:
+        """The documents every distinctive word of whose title ``text`` holds (none for a title
+        without one)."""
+        held = set(words(text))
+        found = {doc for word in held for doc in self.by_word.get(word, ())}
+        return {doc for doc in found if self.keys[doc] <= held}
+
+    def groups(self, text: str) -> list[list[str]]:
+        """:meth:`named`'s documents in groups of like distinctive words (Spain's plans,
+        Portugal's), each sorted, the groups in order of their words."""
+        by_keys: dict[frozenset[str], list[str]] = {}
+        for doc in sorted(self.named(text)):
+            by_keys.setdefault(self.keys[doc], []).append(doc)
+        return [by_keys[keys] for keys in sorted(by_keys, key=sorted)]
+
+
+def read_titles(store: RDFStore) -> dict[str, str]:
+    """Document IRI → title, of the documents that have chunks."""
+    return {row["d"].value: row["title"].value for row in store.select(_TITLES).rows}  # type: ignore[union-attr]
+
+
+def titled_by(store: RDFStore) -> Callable[[str], list[list[str]]]:
+    """:meth:`TitleWords.groups` over the store's titles, read on first use (thread-safe)."""
+    lock = threading.Lock()
+    loaded: list[TitleWords] = []
+
+    def groups(text: str) -> list[list[str]]:
+        with lock:
+            if not loaded:
+                loaded.append(TitleWords(read_titles(store)))
+        return loaded[0].groups(text)
+
+    return groups
