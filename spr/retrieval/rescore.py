@@ -32,12 +32,12 @@ university did the author of *Alexander and the Terrible, …* attend?": the boo
 Judith Viorst, whose passage was not among the top 20).
 
 A question may name documents by the words that set their titles apart (``titled``,
-:mod:`spr.retrieval.titles`: "Spain's" names the five plans titled "Spain_National Objectives and
-Targets_…"). Each such document no candidate is from has its chunk closest to the question pulled
-in, scored like the others, without a bonus: among look-alike plans the first stage had left
-Spain's target table out of the 20 candidates for a question about Spain. (With the named bonus
-as well, every chunk of a named plan went first, also where the answer stood in a document whose
-title does not name the country; measured in docs/retrieval.md "Documents the question names".)
+:mod:`spr.retrieval.titles`: "… the country that produced Fist Power …" names "Fist Power";
+"Spain's" names the five plans titled "Spain_National Objectives and Targets_…"). Each such
+document no candidate is from has its chunk closest to the question pulled in, scored like the
+others, without a bonus. (With the named bonus as well, every chunk of a named plan went first,
+also where the answer stood in a document whose title does not name the country; measured in
+docs/retrieval.md "Documents named by their titles' distinctive words".)
 """
 
 from __future__ import annotations

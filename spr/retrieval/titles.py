@@ -1,12 +1,12 @@
 """Which documents a question names by the words that set their titles apart.
 
-A corpus of look-alike documents tells them apart in their titles: 162 national plans titled
-"Spain_National Objectives and Targets_Decarbonisation", "Germany_National Objectives and
-Targets_Decarbonisation", …, whose target tables read alike and name the country nowhere else. "How
-much of Spain's total final energy use will be covered by renewables in 2030?" then matched
-Germany's, Sweden's and Hungary's tables first (by cosine, words and rank alike), and no chunk of
-Spain's plan was among the 20 candidates the rescoring reads (docs/retrieval.md "Documents the
-question names").
+"The first hop" of the rescoring (:mod:`spr.retrieval.rescore`) lifts a candidate whose whole
+title the question writes, and cannot lift what is not a candidate: "When was the country that
+produced *Fist Power* taken by the British?" names the passage titled "Fist Power" — the first
+hop, which shares one word with the question and was not among the 20 candidates (MuSiQue). And
+questions name documents more loosely than by whole titles: "What share of Spain's energy …" names
+the five NECP sections titled "Spain_National Objectives and Targets_…" by one word; look-alike
+documents like those are told apart only by their titles.
 
 A title's *distinctive* words are those few titles share (at most :data:`DISTINCT_SHARE` of them,
 and at most :data:`MAX_SHARING`): "spain" in 6 of the 162 plan titles, not "national", "targets" or
