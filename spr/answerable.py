@@ -27,14 +27,14 @@ from dataclasses import dataclass, replace
 
 from core.acts import KnownAct, acts_named, mentions_act
 from core.keywords import question_language
-from spr.asking import asked_value, asks_minimum, money_kinds, only_upper_bounds, question_years
+from spr.asking import asked_dimensions, asked_value, asks_minimum, money_kinds, only_upper_bounds, question_years
 from spr.choices import choice
 from spr.contrast import contradicted
 from spr.countries import COUNTRY_OF
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
 from spr.lexical import content_words
-from spr.values import QUANTITIES, ValueKind, states_value
+from spr.values import QUANTITIES, ValueKind, states_dimension, states_value
 from spr.verify import unmatched_numbers
 
 # --- what the question presupposes ----------------------------------------------------------------
@@ -311,6 +311,10 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         heads = {s: p.heads for p in found for s in p.sentences}
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
+    dimensions = asked_dimensions(question) if stated is None and asked in QUANTITIES else frozenset()
+    if dimensions and not any(states_dimension(dimensions, read(s)) for s in answers):
+        # "How many gigawatts of offshore wind …?" is not answered by a renewables share.
+        return Verdict(False, asked, (), f"no sentence states a {asked} in units of " + " or ".join(sorted(dimensions)))
     years = question_years(question) if asked in QUANTITIES else set()
     if years:
         # A target is a value for a year: "What share … does Greece aim for in 2040?" is not

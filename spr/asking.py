@@ -136,3 +136,32 @@ def asked_value(question: str) -> ValueKind | None:
         if pattern.search(text):
             return kind
     return None
+
+
+# The unit a question asks in: "how many (million) gigawatts", "how much … capacity". A unit after
+# "per" is a rate's ("the tax per MWh"), not what is asked.
+_ASKED_UNITS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
+    (frozenset({"energy"}), re.compile(r"\bhow many (?:\w+ )?(?:(?:kilo|mega|giga|tera)?watt[- ]?hours|[kmgt]wh|toe|[kmg]toe|(?:peta|tera|giga)?joules)\b")),
+    (frozenset({"power"}), re.compile(r"\bhow many (?:\w+ )?(?:(?:kilo|mega|giga|tera)?watts|[kmgt]w)\b")),
+    (frozenset({"mass"}), re.compile(r"\bhow many (?:\w+ )?(?:tonnes|tons)\b")),
+    (frozenset({"area"}), re.compile(r"\bhow many (?:\w+ )?(?:hectares|square kilomet(?:re|er)s)\b")),
+    (frozenset({"power", "energy"}), re.compile(r"\b(?:how much|what)\b[^?]*\bcapacity\b")),
+)
+
+
+def asked_dimensions(question: str) -> frozenset[str]:
+    """The dimensions of the unit an (English) question asks its value in; empty for none.
+
+    >>> sorted(asked_dimensions("How many gigawatts of offshore wind does Hungary plan to install by 2030?"))
+    ['power']
+    >>> sorted(asked_dimensions("How much offshore wind capacity does Sweden's plan aim to have by 2030?"))
+    ['energy', 'power']
+    >>> asked_dimensions("How much less electricity tax per MWh do railways pay?"), asked_dimensions("How many heat pumps?")
+    (frozenset(), frozenset())
+    """
+    text = re.sub(r"\bper \S+", " ", " ".join(question.lower().split()))
+    for dimensions, pattern in _ASKED_UNITS:
+        if pattern.search(text):
+            return dimensions
+    return frozenset()
+

@@ -129,3 +129,34 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
             continue  # restates the question's own figure
         return True
     return False
+
+
+# --- units a question asks in ----------------------------------------------------------------------
+# "How many gigawatts of offshore wind …?" is answered in gigawatts or megawatts, not by a share
+# or a count of turbines; "How much … capacity …?" by an amount of power (or of energy, for
+# storage). A unit is one of its dimension: its symbol or its name, any SI prefix.
+_SCALE = r"(?:\s?(?:million|thousand|billion|mio\.?|bn))?"
+_DIMENSION_UNITS: dict[str, str] = {  # symbols as written (MW is not mW), names in any case, also German
+    "power": r"(?:[kMGT]W(?:e|el|p|th)?|(?i:(?:kilo|mega|giga|tera)?watts?)(?!\s?-?\s?(?i:hours?|stunden?)))\b",
+    "energy": r"(?:[kMGT]Wh(?:e|el|th)?|[kMG]?toe|[PTGM]J|(?i:(?:kilo|mega|giga|tera)?watt\s?-?\s?(?:hours?|stunden?)|(?:peta|tera|giga|mega)?joules?))\b",
+    "mass": r"(?:(?:k|M|G)?t(?:CO2\w*)?|(?i:(?:kilo|mega)?tonnes?|tons?|tonnen))\b",
+    "area": r"(?:ha|(?i:hectares?|hektar|km2|km²|square kilomet(?:re|er)s?|quadratkilometer))\b",
+}
+_NUMBER_BEFORE = rf"\d(?:[\d \u00a0\u202f.,]*\d)?{_SCALE}\s?"
+_STATES_UNIT = {name: re.compile(_NUMBER_BEFORE + unit) for name, unit in _DIMENSION_UNITS.items()}
+
+
+def states_dimension(dimensions: frozenset[str], sentence: str) -> bool:
+    """Whether ``sentence`` states a number in a unit of one of ``dimensions``.
+
+    >>> states_dimension(frozenset({"power"}), "Offshore wind will reach 3.5 GW by 2030.")
+    True
+    >>> states_dimension(frozenset({"power"}), "Renewables will cover 21 % of consumption; 1.2 TWh come from wind.")
+    False
+    >>> states_dimension(frozenset({"mass"}), "Emissions fall to 25 million tonnes of CO2 equivalent.")
+    True
+    >>> states_dimension(frozenset({"power"}), "bis 2030 auf 8 Gigawatt Steinkohle"), states_dimension(frozenset({"power"}), "20,50 Euro je Megawattstunde")
+    (True, False)
+    """
+    text = without_references(sentence)
+    return any(_STATES_UNIT[d].search(text) for d in dimensions)

@@ -299,6 +299,27 @@ def test_a_count_in_units_is_asked_for_by_naming_the_unit():
     assert answerable.states_value("number", sentence, "How many gigawatts of electrolysers does Nordland plan?")
 
 
+def test_a_value_asked_in_a_unit_must_be_stated_in_a_unit_of_its_dimension():
+    # dev-necp's "How many gigawatts of offshore wind does Hungary plan …?" (unanswerable) could be
+    # answered by a renewables share and a count of something else
+    share = "Hungary plans to raise wind and solar power to a 21 % share by 2030 in 20 municipalities."
+    hungary = answerable.Passage((share, "Hungary_NECP"), (share,), ("Hungary_NECP", "Renewables"))
+    declined = answerable.check("How many gigawatts of offshore wind does Hungary plan to install by 2030?", [hungary])
+    assert not declined.answerable and declined.reason == "no sentence states a number in units of power"
+    stated = "Hungary plans 1.2 GW of offshore wind by 2030."
+    wind = answerable.Passage((stated, "Hungary_NECP"), (stated,), ("Hungary_NECP", "Offshore wind"))
+    assert answerable.check("How many gigawatts of offshore wind does Hungary plan to install by 2030?", [hungary, wind]).answerable
+    # "capacity" is power, or energy for storage; a unit after "per" is a rate's, not the one asked
+    assert asking.asked_dimensions("How much new nuclear capacity does Portugal's plan foresee by 2030?") == {"power", "energy"}
+    storage = "Storage reaches 3 GWh in 2030."
+    battery = answerable.Passage((storage, "Portugal_NECP"), (storage,), ("Portugal_NECP", "Storage"))
+    assert answerable.check("How much storage capacity does Portugal's plan foresee by 2030?", [battery]).answerable
+    assert asking.asked_dimensions("How much less electricity tax per MWh do railways pay?") == frozenset()
+    # the units as German laws write them, for English questions over them (translated retrieval)
+    assert answerable.states_dimension(frozenset({"power"}), "bis zum Jahr 2030 auf 8 Gigawatt Steinkohle")
+    assert not answerable.states_dimension(frozenset({"power"}), "20,50 Euro je Megawattstunde")
+
+
 # --- German questions (read through spr.gloss) ----------------------------------------------------
 CERTIFICATE = "(3) Ein Energieausweis ist für eine Gültigkeitsdauer von zehn Jahren auszustellen."
 TAX = "Die Steuer beträgt 20,50 Euro für eine Megawattstunde."
