@@ -27,7 +27,16 @@ from dataclasses import dataclass, replace
 
 from core.acts import KnownAct, acts_named, mentions_act
 from core.keywords import question_language
-from spr.asking import asked_dimensions, asked_value, asks_minimum, money_kinds, only_upper_bounds, question_years
+from spr.asking import (
+    asked_dimensions,
+    asked_value,
+    asks_end,
+    asks_minimum,
+    money_kinds,
+    only_upper_bounds,
+    question_years,
+    says_end,
+)
 from spr.choices import choice
 from spr.contrast import contradicted
 from spr.countries import COUNTRY_OF
@@ -311,6 +320,12 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         heads = {s: p.heads for p in found for s in p.sentences}
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
+    if stated is None and asked == "time" and asks_end(question):
+        # The date of an end: a sentence with a year but no end in it (a table of 2040 shares)
+        # does not say when coal power stops.
+        heads = {s: p.heads for p in found for s in p.sentences}
+        if not any(says_end(" ".join([read(s), *heads.get(s, ())])) for s in answers):
+            return Verdict(False, asked, (), "no sentence stating a time says that anything ends")
     dimensions = asked_dimensions(question) if stated is None and asked in QUANTITIES else frozenset()
     if dimensions and not any(states_dimension(dimensions, read(s)) for s in answers):
         # "How many gigawatts of offshore wind …?" is not answered by a renewables share.

@@ -165,3 +165,36 @@ def asked_dimensions(question: str) -> frozenset[str]:
             return dimensions
     return frozenset()
 
+
+# When something ends: "When will Estonia stop producing electricity from oil shale?" asks for the
+# date of an end, and a year in a table of the plan's 2040 fuel shares does not answer it.
+_ASKS_END = re.compile(
+    r"\b(?:stop\w*|end|ends|ending|ended|phase[sd]? out|phasing out|phase-out|close|closes|closed|closing|closure|"
+    r"shut\w*|cease\w*|exit|quit|abandon\w*|retire\w*|decommission\w*|terminat\w*|abolish\w*|expire\w*)\b"
+)
+_SAYS_END = re.compile(
+    r"\b(?:stop\w*|end|ends|ending|ended|phase[sd]?[- ]?out|phasing[- ]?out|clos\w*|shut\w*|cease\w*|cessation|exit\w*|"
+    r"quit\w*|abandon\w*|retire\w*|retirement|decommission\w*|terminat\w*|abolish\w*|expir\w*|withdraw\w*|dismantl\w*|"
+    r"no longer|until|"
+    r"beend\w*|ende|endet|ausstieg\w*|stilleg\w*|stillgelegt\w*|abschalt\w*|einstell\w*|auslauf\w*|ablauf\w*|au(?:ß|ss)er betrieb)\b"
+)
+
+
+def asks_end(question: str) -> bool:
+    """Whether an (English) question asks when something ends or stops.
+
+    >>> asks_end("When will Estonia stop producing electricity from oil shale?"), asks_end("By when must the plan be submitted?")
+    (True, False)
+    """
+    return bool(_ASKS_END.search(question.lower()))
+
+
+def says_end(text: str) -> bool:
+    """Whether ``text`` speaks of an end: "phase-out … by 2038", "shut down by 2023", "until 2030",
+    German "Beendigung", "Stilllegung".
+
+    >>> says_end("the gradual phase-out of coal-fired power generation by no later than 2038"), says_end("Coal 40 % in 2040")
+    (True, False)
+    """
+    return bool(_SAYS_END.search(text.lower()))
+

@@ -320,6 +320,21 @@ def test_a_value_asked_in_a_unit_must_be_stated_in_a_unit_of_its_dimension():
     assert not answerable.states_dimension(frozenset({"power"}), "20,50 Euro je Megawattstunde")
 
 
+def test_the_date_of_an_end_needs_a_sentence_that_speaks_of_an_end():
+    # dev-necp's "In which year does Czechia plan to stop generating electricity from coal?"
+    # (unanswerable) was answered with a table of 2040 fuel shares
+    table = "Table 36: Share of fuels in gross electricity generation, 2016 level and 2040 target: coal 50 % and 11-21 %."
+    czechia = answerable.Passage((table, "Czechia_NECP"), (table,), ("Czechia_NECP", "Electricity"))
+    declined = answerable.check("In which year does Czechia plan to stop generating electricity from coal?", [czechia])
+    assert not declined.answerable and declined.reason == "no sentence stating a time says that anything ends"
+    exit_ = "The gradual phase-out of coal-fired power generation by no later than 2038 is to be enshrined in law."
+    germany = answerable.Passage((exit_, "Germany_NECP"), (exit_,), ("Germany_NECP", "Decarbonisation"))
+    assert answerable.check("By what year at the latest does Germany intend to stop generating electricity from coal?", [germany]).answerable
+    # a question about a start or a deadline is not asked about an end
+    dated = "Member States shall apply those measures from 18 October 2024."
+    assert answerable.check("From when do the national measures apply?", [passage(dated)]).answerable
+
+
 # --- German questions (read through spr.gloss) ----------------------------------------------------
 CERTIFICATE = "(3) Ein Energieausweis ist für eine Gültigkeitsdauer von zehn Jahren auszustellen."
 TAX = "Die Steuer beträgt 20,50 Euro für eine Megawattstunde."
