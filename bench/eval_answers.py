@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_llm import parse_threads  # noqa: E402
-from bench.eval_retrieval import load  # noqa: E402
+from bench.eval_retrieval import load, with_retrieval  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
@@ -143,6 +143,8 @@ def main() -> int:
     ap.add_argument("--free-end", action="store_true", help="[answer] llm_end_on_citation off: the model may stop uncited (the before)")
     ap.add_argument("--no-choices", action="store_true", help="[retrieval] choices off: no search per option of a choice question (the before)")
     ap.add_argument("--bridges", choices=("on", "off"), default=None, help="[retrieval] bridges (default: the config's)")
+    ap.add_argument("--retrieval", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a [retrieval] field, e.g. rescore_pull_named=false (repeatable; a KB's policykb.toml is not read here)")
     ap.add_argument("--abbreviations", choices=("on", "off"), default=None, help="[retrieval] abbreviations (default: the config's)")
     args = ap.parse_args()
 
@@ -166,6 +168,7 @@ def main() -> int:
             "llm_end_on_citation": config.answer.llm_end_on_citation and not args.free_end,
         }),
     })
+    config = with_retrieval(config, args.retrieval)
     kb_config, note = prepare_kb(dataset, config, user_cache_dir() / f"retrieval-{Path(args.embed).name}", ingest_summary, reindex=reindex_summary)
     print(note, flush=True)
     questions = pick(dataset.questions, args.limit, args.seed)

@@ -151,7 +151,7 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
     steps from shared rankings, all but the pulling in of named documents and the per-option
     searches of a choice — and the same with each of those steps off (``[retrieval] rescore_pull
     = false``, ``rescore_pull_named = false``, ``choices = false``), with BM25 reading no abbreviations (``abbreviations = false``)
-    and with bridges switched (``bridges``), scored on the
+    and with bridges and the look-alike titles' bonus switched (``bridges``, ``rescore_named_alike``), scored on the
     answerable questions. ``per_question``, when given, receives each row's scores of every choice
     question (:func:`spr.choices.choice`) and bridge question (:func:`spr.bridges.bridge`)."""
     from spr.bridges import bridge
@@ -163,6 +163,7 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
     answerable = [q for q in questions if q.answerable]
     systems = {}
     bridges = kb.config.retrieval.bridges
+    alike = kb.config.retrieval.rescore_named_alike
     for label, retriever in (
         ("hybrid (retriever)", kb.retriever("hybrid")),
         ("hybrid (retriever), no pull", switched("rescore_pull")),
@@ -170,6 +171,7 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
         ("hybrid (retriever), no choices", switched("choices")),
         ("hybrid (retriever), no abbreviations", switched("abbreviations")),
         ("hybrid (retriever), " + ("no bridges" if bridges else "bridges"), switched("bridges", not bridges)),
+        ("hybrid (retriever), " + ("no" if alike else "with") + " named alike", switched("rescore_named_alike", not alike)),
     ):
         per_q = scores_of([(q, [e.chunk.iri for e in retriever.search(q.question, 10).evidence if e.chunk]) for q in answerable])
         systems[label] = {key: round(sum(d[key] for d in per_q) / len(per_q), 3) for key in per_q[0]} if per_q else {}
@@ -178,6 +180,16 @@ def score_retriever(kb, questions, scores_of, per_question: dict | None = None) 
                 if choice(q.question) or bridge(q.question):
                     per_question.setdefault(q.question, {})[label] = scores
     return systems
+
+
+def with_retrieval(config: Config, pairs: list[str]) -> Config:
+    """``config`` with ``[retrieval]`` fields set from ``KEY=VALUE`` pairs (``--retrieval``), validated
+    as the config file's would be: a benchmark compares settings without a policykb.toml."""
+    if not pairs:
+        return config
+    updates = dict(pair.split("=", 1) for pair in pairs)
+    retrieval = type(config.retrieval).model_validate({**config.retrieval.model_dump(), **updates})
+    return config.model_copy(update={"retrieval": retrieval})
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -197,6 +209,8 @@ def main() -> int:
     ap.add_argument("--question-bank", action="store_true", help="build the question bank too (its signal is scored)")
     ap.add_argument("--variant", action="append", default=[], metavar="bm25=1,dense=1,graph=0.5",
                     help="an extra weighting to score (repeatable)")
+    ap.add_argument("--retrieval", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a [retrieval] field for every row, e.g. rescore_pull_named=false (repeatable)")
     ap.add_argument("--section-bonus", type=float, default=None, help="[retrieval] rescore_section_bonus (default: the config's)")
     ap.add_argument("--link-bonus", type=float, default=None, help="[retrieval] rescore_link_bonus (default: the config's)")
     ap.add_argument("--named-bonus", type=float, default=None, help="[retrieval] rescore_named_bonus (default: the config's)")
@@ -212,6 +226,7 @@ def main() -> int:
         "questions": config.questions.model_copy(update={"build": args.question_bank}),
         "communities": config.communities.model_copy(update={"build": False}),  # no mode here reads them
     })
+    config = with_retrieval(config, args.retrieval)
     cache = (args.cache or user_cache_dir()) / f"retrieval-{Path(args.embed).name}"  # bfloat16 KBs: <set>-bfloat16
     t0 = time.perf_counter()
     kb_config, note = prepare_kb(dataset, config, cache, ingest_summary, reindex=reindex_summary)

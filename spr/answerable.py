@@ -327,9 +327,12 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         if not any(says_end(" ".join([read(s), *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), "no sentence stating a time says that anything ends")
     dimensions = asked_dimensions(question) if stated is None and asked in QUANTITIES else frozenset()
-    if dimensions and not any(states_dimension(dimensions, read(s)) for s in answers):
-        # "How many gigawatts of offshore wind …?" is not answered by a renewables share.
-        return Verdict(False, asked, (), f"no sentence states a {asked} in units of " + " or ".join(sorted(dimensions)))
+    if dimensions:
+        # "How many gigawatts of offshore wind …?" is not answered by a renewables share, nor by
+        # the megawatts of solar power: the unit stands next to what the question asks about.
+        heads = {s: p.heads for p in found for s in p.sentences}
+        if not any(states_dimension(dimensions, read(s)) and (not focus or mentions(focus, [s, *heads.get(s, ())])) for s in answers):
+            return Verdict(False, asked, (), f"no sentence states a {asked} in units of " + " or ".join(sorted(dimensions)))
     years = question_years(question) if asked in QUANTITIES else set()
     if years:
         # A target is a value for a year: "What share … does Greece aim for in 2040?" is not

@@ -31,6 +31,14 @@ def test_a_country_names_its_plans_and_the_shared_words_name_none():
     ]
 
 
+def test_titles_of_a_shared_pattern_are_look_alikes():
+    titles = TitleWords({**_plans(), "doc:report": "Annual Report of the Grid Regulator"})
+    assert "doc:Spain-Decarbonisation" in titles.alike and "doc:report" not in titles.alike
+    assert titles.named_alike("What does Spain's plan aim for?") == {f"doc:Spain-{p}" for p in PARTS}
+    assert titles.named_alike("What does the Grid Regulator's annual report say?") == set()
+    assert titles.named("What does the Grid Regulator's annual report say?") == {"doc:report"}
+
+
 def test_a_title_is_named_only_by_all_its_distinctive_words_and_never_by_numbers():
     titles = TitleWords({
         "doc:jtf": "Regulation (EU) 2021/1056 establishing the Just Transition Fund",
@@ -83,6 +91,10 @@ def test_only_named_documents_without_a_candidate_are_pulled_in_scored_like_the_
     assert OfflineReranker(_Ranked(first), None, top_n=2, titled=titled, pull_named=None).search(question, 4).evidence == tuple(
         OfflineReranker(_Ranked(first), None, top_n=2).search(question, 4).evidence
     )
+    # with ``alike``, a candidate of a look-alike document the question names gains the named bonus
+    lifted = OfflineReranker(_Ranked(first), None, top_n=2, named_bonus=0.5, alike=lambda q: {"doc:Spain-Energy efficiency"})
+    top = lifted.search(question, 2).evidence
+    assert top[0].chunk.iri == "urn:es-ee" and (NAMED, 1) in top[0].ranks
     many = [[f"doc:{i}" for i in range(MAX_PULLED + 1)]]
     asked.clear()
     OfflineReranker(_Ranked(first), None, top_n=2, titled=lambda q: many, pull_named=pull).search(question, 4)

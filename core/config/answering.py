@@ -196,6 +196,13 @@ class RetrievalConfig(Section):
         "plans titled 'Spain_National Objectives and Targets_…'), each one no candidate is from has its chunk closest to the "
         "question pulled in as a candidate (spr/retrieval/titles.py, docs/retrieval.md).",
     )
+    rescore_named_alike: bool = Field(
+        True,
+        description="rescore: a candidate of a document the question names by its title's distinctive words gains the named "
+        "bonus too, when its title follows a pattern >= 10% of the titles share (look-alike documents told apart by title: "
+        "'Spain_National Objectives and Targets_…'). On by measurement: dev-necp extractive answers meet the abstention target "
+        "with both embedders (spr/retrieval/titles.py, docs/retrieval.md).",
+    )
     rescore_named_bonus: float = Field(
         0.2, ge=0.0, le=1.0,
         description="rescore: added to the score of a candidate whose document the question names by its title (what a "

@@ -107,8 +107,9 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
     fused: Retriever = FusedRetriever(kb.store, sigs, weights or c.weights, rrf_k=c.rrf_k, depth=c.depth, note=note)
     if c.rescore and not foreign:
         from spr.retrieval.rescore import OfflineReranker, closest_chunks
-        from spr.retrieval.titles import titled_by
+        from spr.retrieval.titles import StoreTitles
 
+        titles = StoreTitles(kb.store)
         dense = next(s for s in sigs if s.name == "dense")  # the fusion's own: its chunk index is loaded once
         graph = next(s for s in sigs if s.name == "graph")  # its graph holds the cross-references, read once
 
@@ -124,7 +125,8 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         fused = OfflineReranker(  # type: ignore[attr-defined]
             fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
             named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus, pull=pull if c.rescore_pull else None,
-            titled=titled_by(kb.store), pull_named=pull if c.rescore_pull_named else None,
+            titled=titles.groups, pull_named=pull if c.rescore_pull_named else None,
+            alike=titles.named_alike if c.rescore_named_alike else None,
         )
     if c.choices:
         from spr.retrieval.choices import ChoiceRetriever

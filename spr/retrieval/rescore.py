@@ -190,7 +190,7 @@ class OfflineReranker(Retriever):
     def __init__(
         self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0,
         named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0, pull: Pull | None = None,
-        titled: Titled | None = None, pull_named: Pull | None = None,
+        titled: Titled | None = None, pull_named: Pull | None = None, alike: NamedBy | None = None,
     ):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
@@ -206,6 +206,7 @@ class OfflineReranker(Retriever):
         self.pull = pull
         self.titled = titled
         self.pull_named = pull_named
+        self.alike = alike
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -225,6 +226,8 @@ class OfflineReranker(Retriever):
         documents = [e.chunk.document for e in candidates]  # type: ignore[union-attr]
         named_by = _remembered(self.named_by)  # the first candidate's text is read for names once, for hops and pulls
         in_question = set(named_by(question)) if named_by is not None and self.named_bonus > 0 else set()
+        if self.alike is not None and self.named_bonus > 0:
+            in_question |= set(self.alike(question))
         named = [d in in_question for d in documents]
         scores = with_bonus(scores, named, self.named_bonus)
         scores, ranked, hops = follow_references(documents, texts, scores, named_by, self.link_bonus)

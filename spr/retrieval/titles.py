@@ -19,7 +19,7 @@ names nothing, and :class:`spr.retrieval.rescore.OfflineReranker` pulls in nothi
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from store.base import RDFStore
 from store.entity_graph import words
@@ -62,6 +62,10 @@ class TitleWords:
                 sharing[word] = sharing.get(word, 0) + 1
         most = min(MAX_SHARING, max(1, int(DISTINCT_SHARE * len(own))))
         self.keys = {doc: frozenset(w for w in ws if sharing[w] <= most) for doc, ws in own.items()}
+        # A title that follows a pattern many titles share ("…_National Objectives and Targets_…")
+        # belongs to a family of look-alike documents, told apart by their titles alone.
+        pattern = max(2, DISTINCT_SHARE * len(own))
+        self.alike = {doc for doc, ws in own.items() if any(sharing[w] >= pattern for w in ws)}
 
         self.by_word: dict[str, set[str]] = {}
         for doc, keys in self.keys.items():
@@ -74,6 +78,10 @@ class TitleWords:
         held = set(words(text))
         found = {doc for word in held for doc in self.by_word.get(word, ())}
         return {doc for doc in found if self.keys[doc] <= held}
+
+    def named_alike(self, text: str) -> set[str]:
+        """:meth:`named`'s documents of a family of look-alike titles (:attr:`alike`)."""
+        return self.named(text) & self.alike
 
     def groups(self, text: str) -> list[list[str]]:
         """:meth:`named`'s documents in groups of like distinctive words (Spain's plans,
@@ -89,15 +97,23 @@ def read_titles(store: RDFStore) -> dict[str, str]:
     return {row["d"].value: row["title"].value for row in store.select(_TITLES).rows}  # type: ignore[union-attr]
 
 
-def titled_by(store: RDFStore) -> Callable[[str], list[list[str]]]:
-    """:meth:`TitleWords.groups` over the store's titles, read on first use (thread-safe)."""
-    lock = threading.Lock()
-    loaded: list[TitleWords] = []
+class StoreTitles:
+    """:class:`TitleWords` over a store's titles, read on first use (thread-safe)."""
 
-    def groups(text: str) -> list[list[str]]:
-        with lock:
-            if not loaded:
-                loaded.append(TitleWords(read_titles(store)))
-        return loaded[0].groups(text)
+    def __init__(self, store: RDFStore):
+        self.store = store
+        self._words: TitleWords | None = None
+        self._lock = threading.Lock()
 
-    return groups
+    @property
+    def words(self) -> TitleWords:
+        with self._lock:
+            if self._words is None:
+                self._words = TitleWords(read_titles(self.store))
+            return self._words
+
+    def groups(self, text: str) -> list[list[str]]:
+        return self.words.groups(text)
+
+    def named_alike(self, text: str) -> set[str]:
+        return self.words.named_alike(text)
