@@ -14,6 +14,11 @@ and at most :data:`MAX_SHARING`): "spain" in 6 of the 162 plan titles, not "nati
 ("Spain's" → spain). A title with many distinctive words ("Regulation (EU) 2021/1056 establishing
 the Just Transition Fund") is named only by a question writing them all, so in most corpora this
 names nothing, and :class:`spr.retrieval.rescore.OfflineReranker` pulls in nothing.
+
+A title that follows a pattern many titles share (a word in ≥ :data:`DISTINCT_SHARE` of them:
+"…_National Objectives and Targets_…") is one of a family of look-alikes (:attr:`TitleWords.alike`);
+the rescoring gives candidates of such a named document the named bonus too
+(``[retrieval] rescore_named_alike``: on dev-necp the named country's plan then answers).
 """
 
 from __future__ import annotations
