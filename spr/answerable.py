@@ -310,6 +310,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     )
     if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")
+    heads = {s: p.heads for p in found for s in p.sentences}  # what each sentence stands under
     focus = focus_words(question) if stated is None and asked in QUANTITIES else set()  # English questions
     if focus:
         # A quantity answers only next to what it is a quantity of: "How many heat pumps does
@@ -317,32 +318,27 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         # belong to events, said in verbs whose forms words cannot follow: "invade" / "invasion".)
         # It decides whether to answer, not which sentence comes first: "RES" is the renewables
         # of "What renewables share …" to a reader, not to word matching.
-        heads = {s: p.heads for p in found for s in p.sentences}
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
     if stated is None and asked == "time" and asks_end(question):
         # The date of an end: a sentence with a year but no end in it (a table of 2040 shares)
         # does not say when coal power stops.
-        heads = {s: p.heads for p in found for s in p.sentences}
         if not any(says_end(" ".join([read(s), *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), "no sentence stating a time says that anything ends")
     dimensions = asked_dimensions(question) if stated is None and asked in QUANTITIES else frozenset()
     if dimensions:
         # "How many gigawatts of offshore wind …?" is not answered by a renewables share, nor by
         # the megawatts of solar power: the unit stands next to what the question asks about.
-        heads = {s: p.heads for p in found for s in p.sentences}
         if not any(states_dimension(dimensions, read(s)) and (not focus or mentions(focus, [s, *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), f"no sentence states a {asked} in units of " + " or ".join(sorted(dimensions)))
     years = question_years(question) if asked in QUANTITIES else set()
     if years:
         # A target is a value for a year: "What share … does Greece aim for in 2040?" is not
         # answered by its 2030 share, though a table of the plan names 2040 elsewhere.
-        heads = {s: p.heads for p in found for s in p.sentences}
         if not any(years & question_years(" ".join([read(s), *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} is for " + " or ".join(sorted(years)))
     kinds = money_kinds(question) if stated is None and asked == "money" else set()
     if kinds:
-        heads = {s: p.heads for p in found for s in p.sentences}
         if not any(kinds & money_kinds(" ".join([s, *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), "no sentence stating a sum names a " + " or ".join(sorted(kinds)))
     if asks_minimum(question) and all(only_upper_bounds(read(s)) for s in answers):

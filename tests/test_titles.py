@@ -26,9 +26,7 @@ def test_a_country_names_its_plans_and_the_shared_words_name_none():
     assert titles.keys["doc:Spain-Decarbonisation"] == {"spain"}  # "decarbonisation" is in 11 of 33 titles
     assert titles.named("What share of Spain's energy will be renewable?") == {f"doc:Spain-{p}" for p in PARTS}
     assert titles.named("What do the national objectives and targets for decarbonisation say?") == set()
-    assert titles.groups("Spain's or Portugal's, or Malta's?") == [
-        [f"doc:Malta-{p}" for p in sorted(PARTS)], [f"doc:Spain-{p}" for p in sorted(PARTS)]
-    ]
+    assert titles.named("Spain's or Portugal's, or Malta's?") == {f"doc:{c}-{p}" for c in ("Malta", "Spain") for p in PARTS}
 
 
 def test_titles_of_a_shared_pattern_are_look_alikes():
@@ -79,7 +77,7 @@ def test_only_named_documents_without_a_candidate_are_pulled_in_scored_like_the_
         return [_chunk(f"urn:{d}", d, "Renewables will account for 42% of final energy in 2030.", 0.5) for d in documents]
 
     def titled(question):
-        return [[f"doc:Spain-{p}" for p in PARTS]] if "Spain" in question else []
+        return {f"doc:Spain-{p}" for p in PARTS} if "Spain" in question else set()
 
     question = "How much of Spain's final energy will renewables cover in 2030?"
     found = OfflineReranker(_Ranked(first), None, top_n=2, titled=titled, pull_named=pull).search(question, 4)
@@ -95,7 +93,7 @@ def test_only_named_documents_without_a_candidate_are_pulled_in_scored_like_the_
     lifted = OfflineReranker(_Ranked(first), None, top_n=2, named_bonus=0.5, alike=lambda q: {"doc:Spain-Energy efficiency"})
     top = lifted.search(question, 2).evidence
     assert top[0].chunk.iri == "urn:es-ee" and (NAMED, 1) in top[0].ranks
-    many = [[f"doc:{i}" for i in range(MAX_PULLED + 1)]]
+    many = {f"doc:{i}" for i in range(MAX_PULLED + 1)}
     asked.clear()
     OfflineReranker(_Ranked(first), None, top_n=2, titled=lambda q: many, pull_named=pull).search(question, 4)
     assert asked == []  # words naming that many documents say little about where to look

@@ -125,7 +125,7 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
         fused = OfflineReranker(  # type: ignore[attr-defined]
             fused, dense.similarities, top_n=c.rescore_top_n, dense_weight=c.rescore_dense_weight, section_bonus=c.rescore_section_bonus,
             named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus, pull=pull if c.rescore_pull else None,
-            titled=titles.groups, pull_named=pull if c.rescore_pull_named else None,
+            titled=titles.named, pull_named=pull if c.rescore_pull_named else None,
             alike=titles.named_alike if c.rescore_named_alike else None,
         )
     if c.choices:

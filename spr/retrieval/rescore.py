@@ -57,8 +57,6 @@ Cosines = Callable[[str, list[str]], dict[str, float]]  # (question, chunk IRIs)
 NamedBy = Callable[[str], Collection[str]]  # a chunk's text -> the documents it names by their title
 Pull = Callable[[str, Collection[str]], list[Evidence]]  # (question, documents) -> each one's closest chunk, score = cosine
 MAX_PULLED = 10  # documents pulled in per question (a passage may name dozens)
-# a question -> the documents it names by their titles' distinctive words, in groups alike in those words
-Titled = Callable[[str], Sequence[Collection[str]]]
 LINK = "named by"  # Evidence.ranks entry of a next hop: ("named by", 1), named by the first candidate
 NAMED = "named in question"  # Evidence.ranks entry of a candidate whose document the question names: (NAMED, 1)
 TITLED = "title words in question"  # Evidence.ranks entry of a chunk pulled in for its title's distinctive words: (TITLED, 1)
@@ -190,7 +188,7 @@ class OfflineReranker(Retriever):
     def __init__(
         self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0,
         named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0, pull: Pull | None = None,
-        titled: Titled | None = None, pull_named: Pull | None = None, alike: NamedBy | None = None,
+        titled: NamedBy | None = None, pull_named: Pull | None = None, alike: NamedBy | None = None,
     ):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
@@ -263,7 +261,7 @@ class OfflineReranker(Retriever):
         if self.titled is None or self.pull_named is None:
             return []
         have = {e.chunk.document for e in candidates}  # type: ignore[union-attr]
-        missing = [d for docs in self.titled(question) for d in docs if d not in have]
+        missing = [d for d in sorted(self.titled(question)) if d not in have]
         if not missing or len(missing) > MAX_PULLED:
             return []
         return self.pull_named(question, missing)

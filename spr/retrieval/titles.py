@@ -71,7 +71,6 @@ class TitleWords:
         # belongs to a family of look-alike documents, told apart by their titles alone.
         pattern = max(2, DISTINCT_SHARE * len(own))
         self.alike = {doc for doc, ws in own.items() if any(sharing[w] >= pattern for w in ws)}
-
         self.by_word: dict[str, set[str]] = {}
         for doc, keys in self.keys.items():
             for word in keys:
@@ -87,14 +86,6 @@ class TitleWords:
     def named_alike(self, text: str) -> set[str]:
         """:meth:`named`'s documents of a family of look-alike titles (:attr:`alike`)."""
         return self.named(text) & self.alike
-
-    def groups(self, text: str) -> list[list[str]]:
-        """:meth:`named`'s documents in groups of like distinctive words (Spain's plans,
-        Portugal's), each sorted, the groups in order of their words."""
-        by_keys: dict[frozenset[str], list[str]] = {}
-        for doc in sorted(self.named(text)):
-            by_keys.setdefault(self.keys[doc], []).append(doc)
-        return [by_keys[keys] for keys in sorted(by_keys, key=sorted)]
 
 
 def read_titles(store: RDFStore) -> dict[str, str]:
@@ -117,8 +108,8 @@ class StoreTitles:
                 self._words = TitleWords(read_titles(self.store))
             return self._words
 
-    def groups(self, text: str) -> list[list[str]]:
-        return self.words.groups(text)
+    def named(self, text: str) -> set[str]:
+        return self.words.named(text)
 
     def named_alike(self, text: str) -> set[str]:
         return self.words.named_alike(text)
