@@ -42,6 +42,7 @@ def _p(iri: str) -> NamedNode:
 
 P_TITLE, P_ISSUED, P_IDENT = _p(DCTERMS + "title"), _p(DCTERMS + "issued"), _p(DCTERMS + "identifier")
 P_PUBLISHER, P_LOCAL_ID, P_SEE_ALSO = _p(DCTERMS + "publisher"), _p(ELI + "id_local"), _p(RDFS + "seeAlso")
+P_ALTERNATIVE = _p(DCTERMS + "alternative")
 P_PREF, P_ALT = _p(SKOS + "prefLabel"), _p(SKOS + "altLabel")
 P_PART, P_IN_SECTION, P_SECTION_OF = _p(PKB + "partOfDocument"), _p(PKB + "inSection"), _p(PKB + "sectionOf")
 P_HEADING, P_ORDER, P_LEVEL = _p(PKB + "heading"), _p(PKB + "order"), _p(PKB + "sectionLevel")
@@ -122,6 +123,10 @@ def build_document_graphs(
         add(Quad(d, P_ISSUED, Literal(day_lexical(issued), datatype=_DATE), d))
     for issuer in metadata_values(doc.metadata, _ISSUER_KEYS) or (adoption.issuers if adoption else ()):
         add(Quad(d, P_PUBLISHER, Literal(issuer), d))
+    # The short titles people cite a document by ("EEG 2014" for the German renewables act):
+    # questions name it so, and its text may never write them.
+    for short in short_titles(doc.metadata, doc.title or ""):
+        add(Quad(d, P_ALTERNATIVE, Literal(short), d))
     # dcterms:identifier stays the one document id (evidence maps back through it); the others
     # are ELI local ids (a CELEX number) or, when they are URLs, rdfs:seeAlso links (an ELI URI).
     for ident in metadata_values(doc.metadata, _IDENTIFIER_KEYS):
@@ -180,6 +185,19 @@ def _extraction_quads(extraction: ChunkExtraction, graph: NamedNode, base: str) 
 # Metadata keys naming who issued a document, and its identifiers (CELEX number, ELI, source URL).
 _ISSUER_KEYS = ("issuer", "issued_by", "publisher", "author", "department", "authority")
 _IDENTIFIER_KEYS = ("identifier", "celex", "eli", "source", "url")
+# Metadata keys of a document's short titles: Dublin Core's name, common spellings, and
+# ``jurabk`` (the official abbreviation of a German law, as gesetze-im-internet.de gives it).
+_SHORT_TITLE_KEYS = ("alternative", "short_title", "shorttitle", "abbreviation", "acronym", "jurabk", "amtabk")
+MAX_SHORT_TITLE = 120  # characters: a longer value is a summary, not a name
+
+
+def short_titles(metadata, title: str) -> list[str]:
+    """The short titles ``metadata`` gives a document, except any its ``title`` already is.
+
+    >>> short_titles({"jurabk": "EEG 2014", "short_title": ["EEG 2014", "Stromsteuergesetz"]}, "Stromsteuergesetz")
+    ['EEG 2014']
+    """
+    return [t for t in metadata_values(metadata, _SHORT_TITLE_KEYS) if len(t) <= MAX_SHORT_TITLE and t.casefold() != title.casefold()]
 
 
 def metadata_values(metadata, keys: tuple[str, ...]) -> list[str]:

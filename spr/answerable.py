@@ -43,7 +43,7 @@ from spr.countries import COUNTRY_OF
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
 from spr.lexical import content_words
-from spr.values import QUANTITIES, ValueKind, states_dimension, states_value
+from spr.values import QUANTITIES, ValueKind, is_unit_symbol, states_dimension, states_value
 from spr.verify import unmatched_numbers
 
 # --- what the question presupposes ----------------------------------------------------------------
@@ -71,6 +71,8 @@ def premise_names(question: str) -> list[str]:
     ['norway']
     >>> premise_names("What fine can the Commission impose under the Digital Markets Act on Acme?")
     ['acme', 'digital markets act']
+    >>> premise_names("How much electricity tax per MWh do railways in Germany pay?")
+    ['germany']
     """
     text = question.strip()
     acts = acts_named(text)
@@ -80,6 +82,8 @@ def premise_names(question: str) -> list[str]:
     for match in _NAME.finditer(text):
         if any(named.start <= match.start() < named.end for named in acts):
             continue
+        if is_unit_symbol(match.group(1)):
+            continue  # "per MWh" states a unit, not a subject (:func:`spr.values.is_unit_symbol`)
         word = _POSSESSIVE.sub("", match.group(1)).strip("-")
         word = _PLURAL_ACRONYM.sub(r"\1", word).lower()
         if match.start() < start and not re.search(r"[a-z][A-Z]|[A-Z]{2}", match.group(1)):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from spr.values import is_unit_symbol
+
 __all__ = ["acronyms", "gloss"]
 
 # Question phrases, longest first (applied to lower-cased text, on word boundaries).
@@ -95,10 +97,12 @@ def acronyms(question: str) -> list[str]:
 
     >>> acronyms("Wie hoch ist die EEG-Umlage 2022, und was regelt das EnWG für LNG-Terminals?")
     ['eeg', 'enwg', 'lng']
+    >>> acronyms("Wie hoch ist die Steuer pro MWh?")  # a unit's symbol names no subject
+    []
     """
     out: list[str] = []
     for match in _ACRONYM.finditer(question):
         word = match.group(0).lower()
-        if len(word) >= 3 and word not in out:
+        if len(word) >= 3 and word not in out and not is_unit_symbol(match.group(0)):
             out.append(word)
     return out

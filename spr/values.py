@@ -146,6 +146,20 @@ _NUMBER_BEFORE = rf"\d(?:[\d \u00a0\u202f.,]*\d)?{_SCALE}\s?"
 _STATES_UNIT = {name: re.compile(_NUMBER_BEFORE + unit) for name, unit in _DIMENSION_UNITS.items()}
 
 
+_UNIT_SYMBOL = re.compile(r"[kMGT]Wh?(?:e|el|p|th)?|[kMG]?toe|[PTGM]J|[kMG]?tCO2\w*")
+
+
+def is_unit_symbol(word: str) -> bool:
+    """Whether ``word`` is the symbol of a unit of power, energy or mass ("MWh", "GW", "ktoe"), as
+    written: a question's "per MWh" names no subject, and documents may write the unit's name
+    ("je Megawattstunde").
+
+    >>> [w for w in ("MWh", "GWe", "ktoe", "MiCA", "GDPR", "EEG") if is_unit_symbol(w)]
+    ['MWh', 'GWe', 'ktoe']
+    """
+    return _UNIT_SYMBOL.fullmatch(word) is not None
+
+
 def states_dimension(dimensions: frozenset[str], sentence: str) -> bool:
     """Whether ``sentence`` states a number in a unit of one of ``dimensions``.
 

@@ -21,7 +21,38 @@ PATH_SEPARATOR = " › "
 _SECTIONS = (
     f"SELECT ?s ?parent ?heading WHERE {{ ?s a <{PKB}Section> ; <{PKB}sectionOf> ?parent ; <{PKB}heading> ?heading }}"
 )
-_TITLES = f"SELECT ?d ?title WHERE {{ ?d <{DCTERMS}title> ?title ; <{DCTERMS}identifier> ?id }}"
+_TITLES = (
+    f"SELECT ?d ?title ?short WHERE {{ ?d <{DCTERMS}title> ?title ; <{DCTERMS}identifier> ?id "
+    f"OPTIONAL {{ ?d <{DCTERMS}alternative> ?short }} }}"
+)
+
+
+def shown_title(title: str, shorts: Iterable[str] = ()) -> str:
+    """A document's title as heading paths show it: with the short titles it is cited by, which
+    questions use and its text may never write ("Gesetz für den Ausbau erneuerbarer Energien
+    (EEG 2014)"); a short title the title already holds is not repeated.
+
+    >>> shown_title("Gesetz für den Ausbau erneuerbarer Energien", ["EEG 2014"])
+    'Gesetz für den Ausbau erneuerbarer Energien (EEG 2014)'
+    >>> shown_title("Regulation (EU) 2016/679 (GDPR)", ["GDPR"]), shown_title("", ["KSG"])
+    ('Regulation (EU) 2016/679 (GDPR)', 'KSG')
+    """
+    extra = [s for s in dict.fromkeys(" ".join(s.split()) for s in shorts) if s and s.casefold() not in title.casefold()]
+    if not title:
+        return "; ".join(extra)
+    return f"{title} ({'; '.join(extra)})" if extra else title
+
+
+def document_titles(store: RDFStore) -> dict[str, str]:
+    """Document IRI → its title as heading paths show it (:func:`shown_title`), free of markup."""
+    titles: dict[str, str] = {}
+    shorts: dict[str, list[str]] = {}
+    for row in store.select(_TITLES).rows:
+        doc = row["d"].value  # type: ignore[union-attr]
+        titles[doc] = reading_text(row["title"].value)  # type: ignore[union-attr]
+        if row.get("short") is not None:
+            shorts.setdefault(doc, []).append(reading_text(row["short"].value))  # type: ignore[union-attr]
+    return {doc: shown_title(title, sorted(shorts.get(doc, ()))) for doc, title in titles.items()}
 
 
 @dataclass(frozen=True)
@@ -82,7 +113,7 @@ def read_units(store: RDFStore, iris: Iterable[str] | None = None) -> list[Unit]
         f"<{PKB}text> ?text . OPTIONAL {{ ?c <{PKB}inSection> ?section }} }} ORDER BY ?c"
     ).rows
     parent, heading = _sections(store) if rows else ({}, {})
-    titles = {row["d"].value: reading_text(row["title"].value) for row in store.select(_TITLES).rows} if rows else {}  # type: ignore[union-attr]
+    titles = document_titles(store) if rows else {}
     units: dict[str, Unit] = {}
     for row in rows:
         iri, doc = row["c"].value, row["doc"].value  # type: ignore[union-attr]
@@ -100,23 +131,27 @@ def heading_paths(store: RDFStore, iris: Iterable[str]) -> dict[str, str]:
     if not unique:
         return {}
     rows = store.select(
-        f"SELECT ?c ?title ?level ?heading WHERE {{ {values_clause('c', unique)} ?c <{PKB}partOfDocument> ?doc . "
-        f"OPTIONAL {{ ?doc <{DCTERMS}title> ?title }} "
+        f"SELECT ?c ?title ?short ?level ?heading WHERE {{ {values_clause('c', unique)} ?c <{PKB}partOfDocument> ?doc . "
+        f"OPTIONAL {{ ?doc <{DCTERMS}title> ?title }} OPTIONAL {{ ?doc <{DCTERMS}alternative> ?short }} "
         f"OPTIONAL {{ ?c <{PKB}inSection>/<{PKB}sectionOf>* ?s . ?s a <{PKB}Section> ; <{PKB}heading> ?heading ; "
         f"<{PKB}sectionLevel> ?level }} }}"
     ).rows
     parts: dict[str, list[tuple[float, str]]] = {}
     titles: dict[str, str] = {}
+    shorts: dict[str, set[str]] = {}
     for row in rows:
         iri = row["c"].value  # type: ignore[union-attr]
         if row.get("title") is not None:
             titles.setdefault(iri, reading_text(row["title"].value))  # type: ignore[union-attr]
+        if row.get("short") is not None:
+            shorts.setdefault(iri, set()).add(reading_text(row["short"].value))  # type: ignore[union-attr]
         if row.get("heading") is not None:
             level = float(row["level"].value)  # type: ignore[union-attr]
             parts.setdefault(iri, []).append((level, reading_text(row["heading"].value)))  # type: ignore[union-attr]
     out = {}
     for iri in unique:
-        path = ([titles[iri]] if iri in titles else []) + [h for _, h in sorted(set(parts.get(iri, [])))]
+        title = shown_title(titles.get(iri, ""), sorted(shorts.get(iri, ())))
+        path = ([title] if title else []) + [h for _, h in sorted(set(parts.get(iri, [])))]
         out[iri] = PATH_SEPARATOR.join(path)
     return out
 

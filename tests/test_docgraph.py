@@ -16,14 +16,16 @@ from kgpipeline.derived.keywords import KeywordsStage
 from kgpipeline.pipeline import ingest_paths
 from spr.qa import KnowledgeBase
 from spr.retrieval.docgraph import DocumentGraph, Scored, capped
+from spr.retrieval.titles import StoreTitles, read_titles
 from store.keywords import keyword_key, keywords_graph
 from store.oxigraph_store import OxigraphStore
-from store.units import chapter_chunks, read_units
+from store.units import chapter_chunks, heading_paths, read_units
 from store.vocab import PKB, declare_prefixes
 
 ACT = """---
 title: Act on Offshore Hydrogen Storage
 identifier: OHS-2025
+short_title: OHSA
 department: Ministry of Energy of Nordland
 source: https://example.org/eli/act/2025/7
 date: 2025-03-01
@@ -102,6 +104,21 @@ def test_document_node_has_issuer_identifiers_and_language(act):
     assert row["issuer"].value == "Ministry of Energy of Nordland"
     assert row["see"].value == "https://example.org/eli/act/2025/7"
     assert row["lang"].value == "en"
+
+
+def test_a_short_title_is_stored_shown_in_heading_paths_and_names_the_document(act):
+    """Questions cite a law by its short title ("the EEG"), which its text may never write."""
+    rows = select(act, "SELECT ?short WHERE { ?d dcterms:identifier \"ohs-2025\" ; dcterms:alternative ?short }").rows
+    assert [r["short"].value for r in rows] == ["OHSA"]
+    unit = next(u for u in read_units(act.store) if u.path and u.path[-1] == "Article 4 Penalties")
+    assert unit.path[0] == "Act on Offshore Hydrogen Storage (OHSA)" and "OHSA" in unit.index_text
+    assert heading_paths(act.store, [unit.iri])[unit.iri].startswith("Act on Offshore Hydrogen Storage (OHSA) › ")
+    doc = next(iter(read_titles(act.store)))
+    assert read_titles(act.store)[doc] == ["Act on Offshore Hydrogen Storage", "OHSA"]
+    assert StoreTitles(act.store).named("What fine does the OHSA set?") == {doc}
+    # The answerability check reads the heading path: the short title is a premise the evidence holds.
+    answer = act.ask("What fine does the OHSA set for storing hydrogen without a permit?")
+    assert not answer.abstained and "EUR 2 million" in answer.text
 
 
 def test_sparql_walks_document_chapters_articles_chunks(act):

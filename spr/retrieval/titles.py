@@ -24,7 +24,7 @@ the rescoring gives candidates of such a named document the named bonus too
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from store.base import RDFStore
 from store.entity_graph import words
@@ -37,7 +37,10 @@ _FUNCTION = frozenset(
     "a an and as at by de der die das den des dem und für fur from for in into of on or the to with zu zur zum über uber "
     "von vom im am".split()
 )
-_TITLES = f"SELECT DISTINCT ?d ?title WHERE {{ ?c <{PKB}partOfDocument> ?d . ?d <{DCTERMS}title> ?title }}"
+_TITLES = (
+    f"SELECT DISTINCT ?d ?title WHERE {{ ?c <{PKB}partOfDocument> ?d . "
+    f"{{ ?d <{DCTERMS}title> ?title }} UNION {{ ?d <{DCTERMS}alternative> ?title }} }}"
+)
 
 
 def _title_words(title: str) -> frozenset[str]:
@@ -57,40 +60,49 @@ class TitleWords:
     ['doc:Spain-Decarbonisation', 'doc:Spain-Energy efficiency']
     >>> TitleWords(titles).named("What does the plan aim for?")
     set()
+    >>> laws = {"doc:eeg": ["Gesetz für den Ausbau erneuerbarer Energien", "EEG 2014"], "doc:ksg": ["Bundes-Klimaschutzgesetz", "KSG"]}
+    >>> TitleWords(laws).named("What solar capacity does the EEG foresee for 2030?")
+    {'doc:eeg'}
     """
 
-    def __init__(self, titles: Mapping[str, str]):
-        own = {doc: _title_words(title) for doc, title in titles.items()}
+    def __init__(self, titles: Mapping[str, str | Sequence[str]]):
+        # A document may have several titles (its title and the short ones it is cited by,
+        # "EEG 2014"); each names it on its own.
+        own = {doc: [_title_words(t) for t in ([title] if isinstance(title, str) else title)] for doc, title in titles.items()}
         sharing: dict[str, int] = {}
         for title_words in own.values():
-            for word in title_words:
+            for word in frozenset().union(*title_words):
                 sharing[word] = sharing.get(word, 0) + 1
         most = min(MAX_SHARING, max(1, int(DISTINCT_SHARE * len(own))))
-        self.keys = {doc: frozenset(w for w in ws if sharing[w] <= most) for doc, ws in own.items()}
+        self.keys = {doc: [frozenset(w for w in ws if sharing[w] <= most) for ws in wss] for doc, wss in own.items()}
         # A title that follows a pattern many titles share ("…_National Objectives and Targets_…")
         # belongs to a family of look-alike documents, told apart by their titles alone.
         pattern = max(2, DISTINCT_SHARE * len(own))
-        self.alike = {doc for doc, ws in own.items() if any(sharing[w] >= pattern for w in ws)}
+        self.alike = {doc for doc, wss in own.items() if any(sharing[w] >= pattern for ws in wss for w in ws)}
         self.by_word: dict[str, set[str]] = {}
         for doc, keys in self.keys.items():
-            for word in keys:
+            for word in frozenset().union(*keys):
                 self.by_word.setdefault(word, set()).add(doc)
 
     def named(self, text: str) -> set[str]:
-        """The documents every distinctive word of whose title ``text`` holds (none for a title
-        without one)."""
+        """The documents every distinctive word of one of whose titles ``text`` holds (a title
+        without one names nothing)."""
         held = set(words(text))
         found = {doc for word in held for doc in self.by_word.get(word, ())}
-        return {doc for doc in found if self.keys[doc] <= held}
+        return {doc for doc in found if any(keys and keys <= held for keys in self.keys[doc])}
 
     def named_alike(self, text: str) -> set[str]:
         """:meth:`named`'s documents of a family of look-alike titles (:attr:`alike`)."""
         return self.named(text) & self.alike
 
 
-def read_titles(store: RDFStore) -> dict[str, str]:
-    """Document IRI → title, of the documents that have chunks."""
-    return {row["d"].value: row["title"].value for row in store.select(_TITLES).rows}  # type: ignore[union-attr]
+def read_titles(store: RDFStore) -> dict[str, list[str]]:
+    """Document IRI → its titles (``dcterms:title`` and the short ones, ``dcterms:alternative``;
+    longest first), of the documents that have chunks."""
+    out: dict[str, list[str]] = {}
+    for row in store.select(_TITLES).rows:
+        out.setdefault(row["d"].value, []).append(row["title"].value)  # type: ignore[union-attr]
+    return {doc: sorted(titles, key=len, reverse=True) for doc, titles in out.items()}
 
 
 class StoreTitles:
