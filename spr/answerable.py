@@ -5,7 +5,8 @@ AUC ~0.5): a question about a fine the corpus never sets finds sentences about o
 score as high as the right ones. What does tell them apart, in the manner of classic QA systems,
 is whether the evidence holds what the question presupposes and what it asks for:
 
-- **premise**: the names and numbers the question states ("Norway", "MiCA", "in 2040") occur in
+- **premise**: the names and numbers the question states ("Norway", "MiCA", "in 2040"; numbers of
+  the sentences that ask, not of the asker's case, :func:`spr.asking.asked_part`) occur in
   the retrieved passages (their text, document titles or heading paths). Evidence that never
   mentions them is about something else, however close its wording.
 - **answer type**: a question that asks for a value ("within how many days", "what share",
@@ -29,6 +30,7 @@ from core.acts import KnownAct, acts_named, mentions_act
 from core.keywords import question_language
 from spr.asking import (
     asked_dimensions,
+    asked_part,
     asked_value,
     asks_end,
     asks_minimum,
@@ -106,6 +108,8 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
 
     >>> missing_premises("What does Norway's plan aim for by 2040?", ["Sweden aims for 2040 …"])
     ['norway']
+    >>> missing_premises("My boiler was installed in 1995. May I keep it?", ["Boilers installed before 1991 …"])
+    []
 
     ``names``: the question's names when they are not read from its capitals (a German question).
     """
@@ -122,7 +126,7 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
         return any(re.search(rf"(?<!\w){re.escape(form)}", haystack) for form in forms)
 
     missing = [name for name in (premise_names(question) if names is None else names) if not mentioned(name)]
-    missing += sorted(unmatched_numbers(question, haystack))
+    missing += sorted(unmatched_numbers(asked_part(question), haystack))  # not the numbers of the asker's case
     return missing
 
 
@@ -335,7 +339,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         # the megawatts of solar power: the unit stands next to what the question asks about.
         if not any(states_dimension(dimensions, read(s)) and (not focus or mentions(focus, [s, *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), f"no sentence states a {asked} in units of " + " or ".join(sorted(dimensions)))
-    years = question_years(question) if asked in QUANTITIES else set()
+    years = question_years(asked_part(question)) if asked in QUANTITIES else set()
     if years:
         # A target is a value for a year: "What share … does Greece aim for in 2040?" is not
         # answered by its 2030 share, though a table of the plan names 2040 elsewhere.

@@ -88,6 +88,29 @@ _MONEY_KINDS: dict[str, re.Pattern[str]] = {
 }
 
 
+# A question may open with the asker's case in sentences of its own ("My gas boiler was installed
+# in 1995. Can I keep running it …?"): a full stop after a word or number of three characters or
+# more (not "Art. 5", "z. B.", "1. Januar"), then a word — of any case: the German gloss lower-cases.
+_SENTENCE_BREAK = re.compile(r"(?<=\w{3}[.!])\s+(?=[\"“‘']?[^\W\d_])")
+
+
+def asked_part(question: str) -> str:
+    """The sentences of ``question`` that ask (end in "?"; else its last sentence), without the
+    sentences before them that describe the asker's case. The case's numbers are the asker's
+    ("installed in 1995", "for its 2023 emissions"), which the law covers by a rule ("boilers
+    installed after 1 January 1991 …"), so they are not premises the evidence must state.
+
+    >>> asked_part("My standard gas boiler was installed in 1995. Can I keep running it indefinitely?")
+    'Can I keep running it indefinitely?'
+    >>> asked_part("What share of renewables does Greece aim for in 2040?")
+    'What share of renewables does Greece aim for in 2040?'
+    >>> asked_part("mein gaskessel wurde 1995 eingebaut. darf ich ihn nach art. 5 vom 1. januar 2024 betreiben?")
+    'darf ich ihn nach art. 5 vom 1. januar 2024 betreiben?'
+    """
+    parts = _SENTENCE_BREAK.split(question.strip())
+    return " ".join([p for p in parts if p.rstrip().endswith("?")] or parts[-1:])
+
+
 _YEAR = re.compile(r"(?<![\w/.,-])(?:19|20)\d\d(?![\w/.,-]*\d)")
 
 

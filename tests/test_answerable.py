@@ -106,6 +106,19 @@ def test_missing_premises_match_word_starts_and_numbers_in_any_form():
     assert answerable.missing_premises("What does Austria set for 2040?", texts) == ["austria", "2040"]
 
 
+def test_regression_the_askers_case_is_no_premise():
+    """dev-de: "installed in 1995" abstained ("never mentions: 1995") where § 72 GEG answers by a rule."""
+    rule = answerable.Passage(("Heizkessel, die ab dem 1. Januar 1991 eingebaut wurden …", "GEG › § 72"),
+                              ("Heizkessel dürfen nach Ablauf von 30 Jahren nicht mehr betrieben werden.",))  # fmt: skip
+    case = "My gas boiler was installed in 1995. Can I keep running it indefinitely?"
+    assert answerable.check(case, [rule]).answerable
+    assert answerable.missing_premises(case, rule.texts) == []
+    # The sentence that asks still states premises: a number there must be in the evidence.
+    assert answerable.missing_premises("My boiler is old. Can a boiler installed in 1995 keep running?", rule.texts) == ["1995"]
+    units = answerable.Passage(("Stromsteuergesetz › § 3",), ("Die Steuer beträgt 20,50 Euro je Megawattstunde.",))
+    assert answerable.missing_premises("What is the electricity tax per MWh?", units.texts) == []  # a unit symbol names nothing
+
+
 def test_check_reasons():
     estonia = answerable.Passage(("Estonia plans …", "Estonia's NECP"), ("Oil shale power ends in 2035.",))
     ok = answerable.check("By which year does Estonia stop oil shale power?", [estonia])
