@@ -161,14 +161,18 @@ class ExtractiveGenerator:
             return Draft(ABSTAIN, (), True, confidence=best)
         citations: dict[int, Citation] = {}
         parts = []
+        spare = max((c.cid for c in (*pool, *chosen)), default=0) + 1  # ids no passage uses
         for cand in chosen:
-            parts.append(f"{_sentence(cand.text)} [{cand.cid}]")
-            if cand.cid in citations:
-                continue
+            cid = cand.cid
             if cand.span is not None and cand.source is not None:
-                citations[cand.cid] = _citation(cand.cid, cand.source, cand.span)
-            else:
-                citations[cand.cid] = support_citation(cand.cid, cand.source, cand.text, context)
+                # Each quoted sentence cites its own span: a second sentence of the same passage
+                # gets a citation of its own, so that every quote a reader sees is the one cited.
+                if cid in citations:
+                    cid, spare = spare, spare + 1
+                citations[cid] = _citation(cid, cand.source, cand.span)
+            elif cid not in citations:
+                citations[cid] = support_citation(cid, cand.source, cand.text, context)
+            parts.append(f"{_sentence(cand.text)} [{cid}]")
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
 
     def _trim(self, question: str, sentence: str) -> tuple[str, int] | None:

@@ -57,6 +57,17 @@ def test_extractive_answer_quotes_the_best_sentence_with_document_offsets():
     assert "Article 5" not in draft.text  # headings are not statements
 
 
+def test_regression_each_quoted_sentence_of_one_passage_cites_its_own_span():
+    """Two sentences of one chunk shared "[1]", whose quote was the first sentence only."""
+    draft = ExtractiveGenerator(LexicalScorer(0.1), max_facts=0, max_sentences=2).generate(
+        "Who imposes the fine on an operator who fails to register an installation?", CONTEXT
+    )
+    assert len(draft.citations) == 2 and len({c.id for c in draft.citations}) == 2
+    for c in draft.citations:
+        assert c.chunk == ACT.iri and ACT.text[c.start - ACT.start : c.end - ACT.start] == c.quote
+        assert f"{c.quote} [{c.id}]" in draft.text  # each sentence is followed by its own citation
+
+
 def test_extractive_answer_does_not_quote_the_title_line():
     # a passage that opens with its document's title (HotpotQA, Wikipedia): the title answers nothing
     text = "Scott Howell (political consultant)\n\nHerbert Weston Scott Howell III is an American political consultant, whose clients include Rudy Giuliani."
