@@ -57,8 +57,9 @@ def document_titles(store: RDFStore) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One chunk for indexing: ``iri``, its ``document`` IRI, ``path`` (document title, then the
-    headings from the top down) and ``text`` (the chunk text without markup)."""
+    """One chunk for indexing: ``iri``, its ``document`` IRI, ``path`` (document title with its
+    short titles, :func:`shown_title`, then the headings from the top down) and ``text`` (the chunk
+    text without markup)."""
 
     iri: str
     document: str
