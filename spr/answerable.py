@@ -96,6 +96,41 @@ def premise_names(question: str) -> list[str]:
     return out + list(dict.fromkeys(named.name.lower() for named in acts))
 
 
+# A phrase the question quotes ("On the Computational Complexity of Algorithms", 'large
+# undertaking'): the asker's exact words for a title or a term of art. Not an apostrophe inside or
+# after a word ("Spain's", "Members'").
+_QUOTED = re.compile(r"(?<![\w'’])['‘\"“]([^'’\"”‘“?]{3,100}?)['’\"”](?!\w)")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+
+
+def quoted_phrases(question: str) -> list[str]:
+    """The phrases of two to twelve words ``question`` quotes, lower-cased, without a leading
+    article; one quoted word is often a scare quote (an "important" entity) and is left out.
+
+    >>> quoted_phrases('Who wrote "On the Computational Complexity of Science"? Was it "good"?')
+    ['on the computational complexity of science']
+    >>> quoted_phrases("Is Spain's target or the Members' one in 'the Grand Model'?")
+    ['grand model']
+    """
+    out: list[str] = []
+    for match in _QUOTED.finditer(question):
+        phrase = _ARTICLE.sub("", " ".join(match.group(1).split()).strip(" .,;:")).lower()
+        if 2 <= len(phrase.split()) <= 12 and phrase not in out:
+            out.append(phrase)
+    return out
+
+
+def _says_phrase(phrase: str, haystack: str) -> bool:
+    """Whether ``haystack`` (lower-cased) holds ``phrase``'s words in order, any punctuation or
+    spacing between them; the last word, when long, also inflected ("large undertakings")."""
+    words = re.findall(r"\w+", phrase)
+    if not words:
+        return True
+    last = words[-1][:-2] if len(words[-1]) >= 6 else words[-1]
+    pattern = r"\W+".join([*(re.escape(w) for w in words[:-1]), re.escape(last)])
+    return re.search(rf"(?<!\w){pattern}", haystack) is not None
+
+
 def _acts_of(question: str) -> dict[str, KnownAct]:
     """The acts ``question`` names, by the premise name :func:`premise_names` gives each."""
     return {named.name.lower(): named.act for named in acts_named(question.strip())}
@@ -110,6 +145,8 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
     ['norway']
     >>> missing_premises("My boiler was installed in 1995. May I keep it?", ["Boilers installed before 1991 …"])
     []
+    >>> missing_premises('Who wrote "Reductibility Among Combinatorial Problems"?', ["Karp's Reducibility Among Combinatorial Problems"])
+    ['reductibility', '“reductibility among combinatorial problems”']
 
     ``names``: the question's names when they are not read from its capitals (a German question).
     """
@@ -127,6 +164,8 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
 
     missing = [name for name in (premise_names(question) if names is None else names) if not mentioned(name)]
     missing += sorted(unmatched_numbers(asked_part(question), haystack))  # not the numbers of the asker's case
+    if names is None:  # a quoted phrase is as precise as a number: "… of Science" is not "… of Algorithms"
+        missing += [f"“{p}”" for p in quoted_phrases(question) if not _says_phrase(p, haystack)]
     return missing
 
 

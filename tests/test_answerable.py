@@ -119,6 +119,20 @@ def test_regression_the_askers_case_is_no_premise():
     assert answerable.missing_premises("What is the electricity tax per MWh?", units.texts) == []  # a unit symbol names nothing
 
 
+def test_a_quoted_phrase_is_a_premise_like_a_number():
+    """SQuAD 2.0: "Who wrote 'On the Computational Complexity of Science'?" was answered from the
+    passage on "… of Algorithms" (every capitalized word of the title is there, one by one)."""
+    paper = answerable.Passage(("Hartmanis and Stearns wrote On the Computational Complexity of Algorithms in 1965.",),
+                               ("Hartmanis and Stearns wrote On the Computational Complexity of Algorithms in 1965.",))  # fmt: skip
+    swapped = answerable.check('Who wrote "On the Computational Complexity of Science"?', [paper])
+    assert not swapped.answerable and swapped.missing[-1] == "“on the computational complexity of science”"
+    assert answerable.check('Who wrote "On the Computational Complexity of Algorithms"?', [paper]).answerable
+    # a term of art, inflected in the text; one quoted word is a scare quote, no premise
+    csrd = ["Large undertakings shall include a sustainability statement in their management report."]
+    assert answerable.missing_premises("Must a 'large undertaking' report?", csrd) == []
+    assert answerable.missing_premises('Which "important" entity must report?', csrd) == []
+
+
 def test_check_reasons():
     estonia = answerable.Passage(("Estonia plans …", "Estonia's NECP"), ("Oil shale power ends in 2035.",))
     ok = answerable.check("By which year does Estonia stop oil shale power?", [estonia])
