@@ -14,7 +14,8 @@ candidate sentence that holds most of its content words (:data:`ALIGNED`):
   without a negating prefix: "dependent" / "independent", "common" / "uncommon") the sentence has
   instead;
 - a **negation** the question makes and the sentence does not (nor says any other way: "except",
-  "prohibited", "without", "only" …);
+  "prohibited", "without", "only" …), or one the sentence makes right before a word of a
+  wh-question that makes none;
 - a **number** the question states where the sentence states another one of the same kind.
 
 :func:`contradicted` is the verdict: every aligned sentence says the opposite (one aligned
@@ -61,7 +62,8 @@ for _pair in _PAIRS:
 _NEGATING_PREFIXES = ("un", "non", "in", "im", "ir", "il", "dis")
 _MIN_STEM = 5  # "import" is not "port" negated; "independent" is "dependent" negated
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)?(?:st|nd|rd|th)?")
-_NEGATION = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b")
+_NEGATION = re.compile(r"\b(?:not|never|n't|no longer|cannot)\b|n't\b")
+_WH = re.compile(r"\s*(?:what|which|who|whom|whose|where|when|why|how)\b")
 # Ways a sentence says "not" without "not": a question's negation matches any of them.
 _NEGATIVE = re.compile(
     r"\b(?:not|never|no|none|nor|neither|without|cannot|unless|except\w*|exclud\w*|exempt\w*|prohibit\w*|forbid\w*|ban(?:s|ned)?|"
@@ -124,6 +126,12 @@ def contrast(question: str, sentence: str) -> str | None:
     "the sentence says '2', not '3'"
     >>> contrast("Which products are not covered?", "This Regulation shall not apply to products for defence.") is None
     True
+    >>> contrast("What are intended as a practical computing technology?", "Turing machines are not intended as a practical computing technology.")
+    "the sentence says 'not', the question does not"
+    >>> contrast("Can the Fund support nuclear power stations?", "The Fund shall not support nuclear power stations.") is None
+    True
+    >>> contrast("What is the longest validity of provisional measures?", "Provisional measures shall not exceed three months.") is None
+    True
     >>> contrast("What powers does Article 58 give?", "The powers of Article 16 are given to authorities.") is None
     True
     """
@@ -132,14 +140,31 @@ def contrast(question: str, sentence: str) -> str | None:
         opposite = sorted((_OPPOSITES.get(word, set()) & s) - q) or sorted(_negated(word, s) - q)
         if opposite:
             return f"the sentence says '{opposite[0]}', not '{word}'"
-    if _NEGATION.search(question.lower().replace("’", "'")) and not _NEGATIVE.search(sentence.lower().replace("’", "'")):
+    asked, said = question.lower().replace("’", "'"), sentence.lower().replace("’", "'")
+    if _NEGATION.search(asked) and not _NEGATIVE.search(said):
         return "the question says 'not', the sentence does not"
+    if _WH.match(asked) and not _NEGATIVE.search(asked) and _negates_asked(said, set(content_words(question))):
+        # "What are intended as a practical computing technology?" over "Turing machines are not
+        # intended as …": the sentence denies what the question asks about. Not for a yes/no
+        # question, which a "not" may answer ("Can the Fund support nuclear power?" / "The Fund
+        # shall not support: (a) nuclear …"); nor a "not" before other words, such as the
+        # bounds of legal text ("shall not exceed three months", "not later than").
+        return "the sentence says 'not', the question does not"
     qn, sn = _stated_numbers(question), _stated_numbers(sentence)
     for kind in qn:
         stated = sorted(qn[kind] - sn[kind])
         if stated and sn[kind] - qn[kind]:
             return f"the sentence says '{sorted(sn[kind] - qn[kind])[0]}', not '{stated[0]}'"
     return None
+
+
+_NEGATED_WORDS = re.compile(r"\b(?:not|never|cannot|n't)\s+(?:(?:be|been|being|have|has|had|yet|all|always|only|so|very|as)\s+)?([a-z]+)")
+
+
+def _negates_asked(sentence: str, asked: set[str]) -> bool:
+    """Whether ``sentence`` (lower-cased) says "not" right before a word of the question's own
+    (stemmed alike; one auxiliary or adverb between them allowed: "not be used")."""
+    return any(set(content_words(m.group(1))) & asked for m in _NEGATED_WORDS.finditer(sentence))
 
 
 # Besides "un-" and "non-", the prefixes negate adjectives and adverbs ("independent", "illegal",
