@@ -52,6 +52,11 @@ _PAIRS = (
     "beginning end", "open closed", "opened closed", "allowed prohibited", "allowed forbidden", "legal illegal",
     "same opposite", "lowest highest", "lower upper", "decline increase", "declined increased", "strengthen weaken",
     "expand reduce", "expanded reduced", "add remove", "added removed",
+    "fixed flexible", "fixed variable", "rigid flexible", "permanent temporary", "mandatory optional",
+    "mandatory voluntary", "compulsory voluntary", "explicit implicit", "primary secondary", "urban rural",
+    "domestic foreign", "supply demand", "cheap expensive", "strict lenient", "surplus deficit", "profit loss",
+    "absolute relative", "active passive", "past future", "online offline", "theoretical practical",
+    "abstract concrete", "simple complex", "simplest hardest", "full partial", "whole partial", "sufficient insufficient",
 )
 _OPPOSITES: dict[str, set[str]] = {}
 for _pair in _PAIRS:
