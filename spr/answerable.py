@@ -39,7 +39,7 @@ from spr.asking import (
     question_years,
     says_end,
 )
-from spr.choices import choice
+from spr.choices import choice, compares
 from spr.contrast import contradicted
 from spr.countries import COUNTRY_OF
 from spr.fuse import FusedContext
@@ -342,7 +342,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     missing = tuple(missing_premises(question, [t for passage in texts for t in passage], stated))
     if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
-    if stated is None and (turned := contradicted(question, [s for p in found for s in p.sentences])):
+    if stated is None and not compares(question) and (turned := contradicted(question, [s for p in found for s in p.sentences])):
         return Verdict(False, asked, (), turned)  # "the least important …" over "the most important …"
     if asked is None:
         return Verdict(True, asked)

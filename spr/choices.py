@@ -163,3 +163,20 @@ def _or_choice(text: str, match: re.Match[str]) -> Choice | None:
     if names and names.start() > 0 and _CHOOSING.search(text) and _CAPITALIZED.match(right) and _option(names.group()) and _option(right):
         return Choice(text, (names.group(), right), names.start(), match.end() + len(text[match.end() : right_end].rstrip()))
     return None
+
+
+# "Which of the two tornado outbreaks killed the most people?": a comparison whose options the
+# question does not name.
+_UNNAMED_OPTIONS = re.compile(r"\bwhich (?:one )?of (?:the|these|those) (?:two|three|four|both)\b|\bwhich of (?:these|those|them)\b", re.I)
+
+
+def compares(question: str) -> bool:
+    """Whether ``question`` compares options, named (:func:`choice`) or not ("Which of the two
+    outbreaks …?"). Its evidence says the opposite of it for the option it does not pick.
+
+    >>> compares("Which of the two tornado outbreaks killed the most people?"), compares("Which is first, Germany or Greece?")
+    (True, True)
+    >>> compares("Which country killed the most people?")
+    False
+    """
+    return bool(_UNNAMED_OPTIONS.search(question)) or choice(question) is not None

@@ -106,16 +106,25 @@ def _numbers(words: set[str]) -> dict[str, set[str]]:
 
 
 def alignment(question: str, sentence: str) -> float:
-    """The share of ``question``'s content words (stemmed) that ``sentence`` holds; 0 for a
-    question of fewer than :data:`MIN_WORDS` of them.
+    """The share of ``question``'s content words (stemmed) that ``sentence`` holds, itself or
+    turned round (an opposite, a negating prefix added or taken away); 0 for a question of fewer
+    than :data:`MIN_WORDS` of them.
 
     >>> alignment("What is one of the least important open questions?", "It is one of the most important open questions.")
-    0.8
+    1.0
     """
     terms = set(content_words(question))
     if len(terms) < MIN_WORDS:
         return 0.0
-    return len(terms & set(content_words(sentence))) / len(terms)
+    held = terms & set(content_words(sentence))
+    # A word the sentence turns round is aligned too: in "… an informal language … whose input is
+    # yes" over "… a formal language … whose output is yes" the swaps are what would keep the
+    # sentence from counting as a near copy.
+    q, s = _words(question), _words(sentence)
+    for word in q - s:
+        if (_OPPOSITES.get(word, set()) & s) or _negated(word, s):
+            held |= set(content_words(word)) & terms
+    return len(held) / len(terms)
 
 
 def contrast(question: str, sentence: str) -> str | None:

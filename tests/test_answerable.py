@@ -133,6 +133,19 @@ def test_a_quoted_phrase_is_a_premise_like_a_number():
     assert answerable.missing_premises('Which "important" entity must report?', csrd) == []
 
 
+def test_a_near_copy_that_turns_words_round_is_declined_unless_the_question_compares():
+    """SQuAD 2.0: "informal" and "input" swapped kept the sentence under the near-copy share, so
+    the swap went unseen; a comparison's evidence says the opposite for the option not picked."""
+    formal = ("A decision problem can be viewed as a formal language, where the members of the language "
+              "are instances whose output is yes.")  # fmt: skip
+    swapped = answerable.check("What can be viewed as an informal language where the language instances whose input is yes?",
+                               [answerable.Passage((formal,), (formal,))])  # fmt: skip
+    assert not swapped.answerable and swapped.reason == "the sentence says 'formal', not 'informal'"
+    least = "The 1974 outbreak killed the least people of the two tornado outbreaks, the 2011 outbreak killed more."
+    compared = answerable.check("Which of the two tornado outbreaks killed the most people?", [answerable.Passage((least,), (least,))])
+    assert compared.answerable
+
+
 def test_check_reasons():
     estonia = answerable.Passage(("Estonia plans …", "Estonia's NECP"), ("Oil shale power ends in 2035.",))
     ok = answerable.check("By which year does Estonia stop oil shale power?", [estonia])
