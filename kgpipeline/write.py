@@ -189,15 +189,20 @@ _IDENTIFIER_KEYS = ("identifier", "celex", "eli", "source", "url")
 # ``jurabk`` (the official abbreviation of a German law, as gesetze-im-internet.de gives it).
 _SHORT_TITLE_KEYS = ("alternative", "short_title", "shorttitle", "abbreviation", "acronym", "jurabk", "amtabk")
 MAX_SHORT_TITLE = 120  # characters: a longer value is a summary, not a name
+MAX_SHORT_TITLES = 3  # every heading path shows them: a long list of aliases would bury the headings
 
 
 def short_titles(metadata, title: str) -> list[str]:
-    """The short titles ``metadata`` gives a document, except any its ``title`` already is.
+    """The short titles ``metadata`` gives a document (the first :data:`MAX_SHORT_TITLES`), except
+    any its ``title`` already is.
 
     >>> short_titles({"jurabk": "EEG 2014", "short_title": ["EEG 2014", "Stromsteuergesetz"]}, "Stromsteuergesetz")
     ['EEG 2014']
+    >>> len(short_titles({"acronym": [f"A{i}" for i in range(50)]}, "Act"))  # at most MAX_SHORT_TITLES
+    3
     """
-    return [t for t in metadata_values(metadata, _SHORT_TITLE_KEYS) if len(t) <= MAX_SHORT_TITLE and t.casefold() != title.casefold()]
+    shorts = [t for t in metadata_values(metadata, _SHORT_TITLE_KEYS) if len(t) <= MAX_SHORT_TITLE and t.casefold() != title.casefold()]
+    return shorts[:MAX_SHORT_TITLES]
 
 
 def metadata_values(metadata, keys: tuple[str, ...]) -> list[str]:
