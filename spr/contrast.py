@@ -142,6 +142,8 @@ def contrast(question: str, sentence: str) -> str | None:
     True
     >>> contrast("What are intended as a practical computing technology?", "Turing machines are not intended as a practical computing technology.")
     "the sentence says 'not', the question does not"
+    >>> contrast("Which machines are intended as a practical computing technology?", "Turing machines aren't intended as a practical computing technology.")
+    "the sentence says 'not', the question does not"
     >>> contrast("Can the Fund support nuclear power stations?", "The Fund shall not support nuclear power stations.") is None
     True
     >>> contrast("What is the longest validity of provisional measures?", "Provisional measures shall not exceed three months.") is None
@@ -172,7 +174,7 @@ def contrast(question: str, sentence: str) -> str | None:
     return None
 
 
-_NEGATED_WORDS = re.compile(r"\b(?:not|never|cannot|n't)\s+(?:(?:be|been|being|have|has|had|yet|all|always|only|so|very|as)\s+)?([a-z]+)")
+_NEGATED_WORDS = re.compile(r"(?:\b(?:not|never|cannot)|n't)\s+(?:(?:be|been|being|have|has|had|yet|all|always|only|so|very|as)\s+)?([a-z]+)")
 
 
 def _negates_asked(sentence: str, asked: set[str]) -> bool:
