@@ -40,13 +40,20 @@ CORPORA = {
     "necp": "necp_national_energy_climate_plans/national_objectives_and_targets",
     "de_energy_laws": "de_energy_laws",
     "de_energy_laws_de": "de_energy_laws",  # the same questions asked in German
+    # Probe sets: questions written after the dev sets had shaped the answer checks, to measure
+    # how those checks hold on questions they were never tuned on (bench/devset/README.md).
+    "eu_regulations_probe": "eu_regulations_pypi",
+    "necp_probe": "necp_national_energy_climate_plans/national_objectives_and_targets",
 }
 # What the ingest reads of each corpus (the EU folder also holds a SQLite copy of the same articles).
-INGESTED = {"eu_regulations": "articles.jsonl"}
+INGESTED = {"eu_regulations": "articles.jsonl", "eu_regulations_probe": "articles.jsonl"}
 # Evaluation names (bench/eval_retrieval.py, bench/calibrate_facts.py) -> devset file stem
-DEV_SETS = {"dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws", "dev-de-native": "de_energy_laws_de"}
+DEV_SETS = {
+    "dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws", "dev-de-native": "de_energy_laws_de",
+    "probe-eu": "eu_regulations_probe", "probe-necp": "necp_probe",
+}
 # Sets over one corpus share its evaluation KB (named after the first set's file stem).
-SHARED_KB = {"de_energy_laws_de": "de_energy_laws"}
+SHARED_KB = {"de_energy_laws_de": "de_energy_laws", "eu_regulations_probe": "eu_regulations", "necp_probe": "necp"}
 
 
 def corpus_path(name: str, data_dir: Path) -> Path:
@@ -68,7 +75,7 @@ def load_corpus(name: str, data_dir: Path) -> dict[str, str]:
     if not folder.is_dir():
         raise FileNotFoundError(f"corpus folder not found: {folder}")
     texts: dict[str, str] = {}
-    if name == "eu_regulations":
+    if CORPORA[name] == CORPORA["eu_regulations"]:
         path = folder / "articles.jsonl"
         with path.open(encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
@@ -79,7 +86,7 @@ def load_corpus(name: str, data_dir: Path) -> dict[str, str]:
                         key = f"{key}#{n}"
                     texts[key] = row["text"]
     else:
-        pattern = "*.txt" if name == "necp" else "*.md"
+        pattern = "*.txt" if CORPORA[name] == CORPORA["necp"] else "*.md"
         for path in sorted(folder.glob(pattern)):
             texts[path.name] = path.read_text(encoding="utf-8")
     if not texts:

@@ -92,6 +92,9 @@ def premise_names(question: str) -> list[str]:
             continue  # the question's first word is capitalized by grammar, unless it is an acronym
         if len(word) < 2 or word in _GENERIC or word in out:
             continue
+        head, _, tail = match.group(1).partition("-")
+        if tail.islower() and head.lower() in _GENERIC:
+            continue  # "EU-wide", "Union-level": a generic name made an adjective
         out.append(word)
     return out + list(dict.fromkeys(named.name.lower() for named in acts))
 
@@ -101,6 +104,21 @@ def premise_names(question: str) -> list[str]:
 # after a word ("Spain's", "Members'").
 _QUOTED = re.compile(r"(?<![\w'’])['‘\"“]([^'’\"”‘“?]{3,100}?)['’\"”](?!\w)")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+
+
+def identifiers(question: str) -> set[str]:
+    """The names ``question`` writes as identifiers, lower-cased: a capital or a digit after a
+    letter inside the word ("REPowerEU", "NIS2", "ePrivacy", "MiCA"). Coined, not inflected:
+    :func:`missing_premises` matches them whole ("repowereu" is not "repowering").
+
+    >>> sorted(identifiers("What does the REPowerEU plan add to NIS2 and the Climate Law?"))
+    ['nis2', 'repowereu']
+    """
+    return {
+        _PLURAL_ACRONYM.sub(r"\1", _POSSESSIVE.sub("", m.group(1)).strip("-")).lower()
+        for m in _NAME.finditer(question)
+        if re.search(r"[A-Za-z][A-Z0-9]", m.group(1)) and "-" not in m.group(1)  # "EU-wide" is a word
+    }
 
 
 def quoted_phrases(question: str) -> list[str]:
@@ -153,13 +171,15 @@ def missing_premises(question: str, texts: Iterable[str], names: Sequence[str] |
     texts = list(texts)
     haystack = " ".join(" ".join(t.split()) for t in texts).lower()
     acts = _acts_of(question) if names is None else {}
+    coined = identifiers(question) if names is None else set()
 
     def mentioned(name: str) -> bool:
         if name in acts:
             return mentions_act(acts[name], texts)
         # A long name also matches without its last two letters: inflections and typos
-        # ("Raouliii" for "Raoulii"), at the price of rare look-alikes.
-        forms = [name[:-2] if len(name) >= 6 else name] + ([COUNTRY_OF[name]] if name in COUNTRY_OF else [])
+        # ("Raouliii" for "Raoulii"), at the price of rare look-alikes. An identifier is not
+        # inflected: "REPowerEU" is not "repowering".
+        forms = [name[:-2] if len(name) >= 6 and name not in coined else name] + ([COUNTRY_OF[name]] if name in COUNTRY_OF else [])
         return any(re.search(rf"(?<!\w){re.escape(form)}", haystack) for form in forms)
 
     missing = [name for name in (premise_names(question) if names is None else names) if not mentioned(name)]

@@ -16,7 +16,9 @@ _ASKS: tuple[tuple[ValueKind, re.Pattern[str]], ...] = (
     ("duration", re.compile(rf"\bhow (?:long|soon|quickly|fast|often)\b|\bhow (?:many|much) {_TIME_UNIT}\b")),
     ("money", re.compile(
         r"\b(?:how much|what|which|how (?:high|large|big))\b[^?]{0,60}?\b(?:fines?|fees?|penalt(?:y|ies)|price|costs?|capital|"
-        r"budget|funding|subsid(?:y|ies)|tax(?:es)?|levy|surcharge|allowance|payments?|charges?|euros?|cents?|money)\b"
+        r"budget|funding|subsid(?:y|ies)|tax(?:es)?|levy|surcharge|allowance|payments?|charges?|euros?|cents?|money)\b|"
+        # "How much does Cyprus pay per kilogram …?": a sum, though no noun of money is named
+        r"\bhow much\b[^?]{0,40}?\b(?:pay|pays|paid|paying|spend|spends|spent|spending|invest|invests|invested|investing|earn|earns|earned)\b"
     )),
     ("percent", re.compile(
         r"\b(?:what|which|how (?:big|large|high|much))\b[^?]{0,60}?\b(?:percentage|per ?cent|share|proportion|portion|fraction)\b"
