@@ -15,7 +15,7 @@ from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
 from spr.records import Citation, is_abstention
 from spr.values import without_references
-from spr.verify import SupportChecker, claims, coverage, needed_citations
+from spr.verify import Claim, SupportChecker, claims, coverage, needed_citations
 
 UNSUPPORTED_MARK = "[unsupported]"
 
@@ -53,13 +53,13 @@ def check_claims(
     [1].", :func:`is_pointer`) goes, and a sentence that opens with "This"/"It"/"They" right after
     an unsupported one goes with it — what it refers to is no longer there ("… if they were
     subject to Article 19a [dropped]. This was until 6 January 2030 [1].")."""
-    out: list[str] = []
+    out: list[tuple[Claim, str]] = []
     dropped: list[str] = []
     previous_dropped = False
     asked = countries(question)
     for claim in claims(text):
         if is_abstention(claim.text):
-            out.append(claim.text)
+            out.append((claim, claim.text))
             continue
         if is_pointer(claim.text, question):
             continue
@@ -80,12 +80,27 @@ def check_claims(
             supported = [alternative]
         previous_dropped = supported is None
         if supported is not None:
-            out.append(_with_markers(claim.text, supported))
+            out.append((claim, _with_markers(claim.shown, supported)))
             continue
-        dropped.append(claim.text)
+        dropped.append(claim.shown)
         if policy == "mark":
-            out.append(_with_markers(claim.text, [], UNSUPPORTED_MARK))
-    return " ".join(out), tuple(dropped)
+            out.append((claim, _with_markers(claim.shown, [], UNSUPPORTED_MARK)))
+    return join_claims(out), tuple(dropped)
+
+
+def join_claims(sentences: Sequence[tuple[Claim, str]]) -> str:
+    """The checked sentences (each claim with its text as shown, markers included) as one
+    answer; a list item, its number first ("2. Respect …"), on a line of its own as the model
+    wrote it.
+
+    >>> items = [(Claim("It requires:", ()), "It requires: [1]"), (Claim("Compliance.", (), "1."), "1. Compliance [2]."),
+    ...          (Claim("Records.", (), "2."), "2. Records [2]."), (Claim("Done.", ()), "Done [1].")]
+    >>> print(join_claims(items))
+    It requires: [1]
+    1. Compliance [2].
+    2. Records [2]. Done [1].
+    """
+    return "".join(("\n" if i and claim.number else " " if i else "") + shown for i, (claim, shown) in enumerate(sentences))
 
 
 # A sentence that only says where the answer stands: a demonstrative or "the evidence" as subject,

@@ -54,6 +54,12 @@ class Claim:
 
     text: str
     cited: tuple[int, ...]
+    number: str = ""  # a list item's number ("2.", "(b)"): shown before the item, not a claim of it
+
+    @property
+    def shown(self) -> str:
+        """The claim as the answer shows it: its item number first."""
+        return f"{self.number} {self.text}" if self.number else self.text
 
 
 @dataclass(frozen=True)
@@ -86,21 +92,41 @@ def attach_markers(text: str) -> str:
     return _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
 
 
+# A list item's number ("1.", "(b)", "ii)"): the sentence splitter ends a sentence after "1." before
+# a capital, so a reply's numbered list came apart into claims "1.", "Compliance with …", "2.", …
+_ENUMERATOR = r"(?:\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]|\((?:\d{1,2}|[a-z]|[ivx]{1,4})\))"
+_BARE_ENUMERATOR = re.compile(rf"^{_ENUMERATOR}$")
+# "… are: 1." or "… the last item\n3.": the sentence before took the next item's number
+_ENDING_ENUMERATOR = re.compile(rf"(?::[ \t]*|[ \t]*\n\s*)({_ENUMERATOR})\s*$")
+
+
 def claims(text: str) -> list[Claim]:
-    """The sentences of an answer with their citation markers taken out.
+    """The sentences of an answer with their citation markers taken out. A list item's number
+    stays with its item, not a claim of its own (nor the end of the lead-in before it).
 
     >>> [(c.text, c.cited) for c in claims("Fines apply. [1] Reports are yearly. [2][3] Done.")]
     [('Fines apply.', (1,)), ('Reports are yearly.', (2, 3)), ('Done.', ())]
+    >>> [(c.number, c.text) for c in claims("It requires: 1. Compliance [1]. 2. Records [2].")]
+    [('', 'It requires:'), ('1.', 'Compliance.'), ('2.', 'Records.')]
+    >>> [(c.number, c.text) for c in claims("It requires:\\n1. Compliance with the rules of the Regulation\\n2. Records [1].")]
+    [('', 'It requires:'), ('1.', 'Compliance with the rules of the Regulation'), ('2.', 'Records.')]
     """
     text = attach_markers(text)
     out = []
+    number = ""  # a list item's number, waiting for its item
     for a, b in sentence_spans(text):
         sentence = text[a:b]
         cited = [int(p) for m in _MARKER.finditer(sentence) for p in re.split(r"[,;]", m.group(1))]
-        body = " ".join(_MARKER.sub("", sentence).replace("[unsupported]", "").split())
-        body = re.sub(r"\s+([.,;:!?])", r"\1", body)
+        raw = _MARKER.sub("", sentence).replace("[unsupported]", "")
+        if _BARE_ENUMERATOR.match(raw.strip()):
+            number = raw.strip()
+            continue
+        own, number = number, ""
+        if ending := _ENDING_ENUMERATOR.search(raw):
+            raw, number = raw[: ending.start()] + (":" if ending.group(0).startswith(":") else ""), ending.group(1)
+        body = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(raw.split()))
         if body:
-            out.append(Claim(body, tuple(dict.fromkeys(cited))))
+            out.append(Claim(body, tuple(dict.fromkeys(cited)), own))
     return out
 
 

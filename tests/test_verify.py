@@ -227,3 +227,22 @@ def test_german_thousands_match_in_either_writing():
     assert unmatched_numbers("zwischen 6.000 und 10.000 kWh", "von mehr als 6 000 bis einschließlich 10 000 Kilowattstunden") == set()
     assert unmatched_numbers("more than 6 000 kWh", "mehr als 6.000 kWh") == set()
     assert unmatched_numbers("7.000 kWh", "6 000 kWh") == {"7.000"}
+
+
+def test_regression_a_numbered_list_reply_keeps_its_numbers_with_its_items(checker):
+    """rag-eurlex: "… are:\\n1. Compliance with this Regulation\\n2. …" came out as
+    "… are: [1] 1 [2]. Compliance with this Regulation [2] 2 [2]. …": the splitter ends a sentence
+    after "1." before a capital, so each number was a claim of its own, cited."""
+    assert [c.shown for c in claims("The plan sets:\n1. A fine [1].\n12. A target [2].")] == [
+        "The plan sets:", "1. A fine.", "12. A target."]  # fmt: skip
+    assert [c.text for c in claims("The plan sets:\n1. A fine [1].")] == ["The plan sets:", "A fine."]  # what is checked
+    evidence = evidence_texts(CONTEXT)
+    fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
+    plan_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == PLAN)
+    reply = (f"The rules are: [{fine_id}]\n1. A fine of up to EUR 50,000 [{fine_id}].\n"
+             f"17. A target of 12 GW of solar capacity by 2030 [{plan_id}].")  # fmt: skip
+    kept, dropped = check_claims(reply, evidence, checker, "drop")
+    # the item's number is no claim ("17" stands in no evidence) and starts the item's own line
+    assert kept.splitlines() == [f"1. A fine of up to EUR 50,000 [{fine_id}].",
+                                 f"17. A target of 12 GW of solar capacity by 2030 [{plan_id}]."]  # fmt: skip
+    assert dropped == ("The rules are:",)  # a lead-in states nothing its evidence could support
