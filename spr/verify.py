@@ -110,24 +110,32 @@ def claims(text: str) -> list[Claim]:
     [('', 'It requires:'), ('1.', 'Compliance.'), ('2.', 'Records.')]
     >>> [(c.number, c.text) for c in claims("It requires:\\n1. Compliance with the rules of the Regulation\\n2. Records [1].")]
     [('', 'It requires:'), ('1.', 'Compliance with the rules of the Regulation'), ('2.', 'Records.')]
+    >>> [(c.number, c.text, c.cited) for c in claims("The panel has members: 27. [1]")]
+    [('', 'The panel has members: 27.', (1,))]
     """
     text = attach_markers(text)
-    out = []
-    number = ""  # a list item's number, waiting for its item
+    out: list[Claim] = []
+    number, carried = "", []  # a list item's number (and any markers written after it), waiting for its item
     for a, b in sentence_spans(text):
         sentence = text[a:b]
         cited = [int(p) for m in _MARKER.finditer(sentence) for p in re.split(r"[,;]", m.group(1))]
         raw = _MARKER.sub("", sentence).replace("[unsupported]", "")
-        if _BARE_ENUMERATOR.match(raw.strip()):
-            number = raw.strip()
+        if _BARE_ENUMERATOR.match(_normalized(raw)):
+            number, carried = _normalized(raw), cited
             continue
-        own, number = number, ""
+        own, number, cited, carried = number, "", carried + cited, []
         if ending := _ENDING_ENUMERATOR.search(raw):
             raw, number = raw[: ending.start()] + (":" if ending.group(0).startswith(":") else ""), ending.group(1)
-        body = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(raw.split()))
-        if body:
+        if body := _normalized(raw):
             out.append(Claim(body, tuple(dict.fromkeys(cited)), own))
+    if number and out:  # no item followed: the number was the last claim's own ("The panel has members: 27.")
+        out[-1] = Claim(f"{out[-1].text} {number}", out[-1].cited + tuple(c for c in carried if c not in out[-1].cited), out[-1].number)
     return out
+
+
+def _normalized(text: str) -> str:
+    """``text`` on one line, single-spaced, no blank before punctuation."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
 
 
 def numbers(text: str) -> set[str]:
