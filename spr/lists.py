@@ -49,6 +49,15 @@ def is_item(text: str) -> bool:
     return item_kind(text) is not None
 
 
+def is_enumerator(text: str) -> bool:
+    """Whether ``text`` is an item's number or bullet alone ("1.", "(b)", "iv)", "-"), without its item.
+
+    >>> is_enumerator("(b)"), is_enumerator("12."), is_enumerator("1. Compliance"), is_enumerator("A.")
+    (True, True, False, False)
+    """
+    return _ITEM.fullmatch(text.strip() + " ") is not None
+
+
 def _first_item(text: str) -> bool:
     m = _ITEM.match(text)
     return m is not None and (m.group("p") or m.group("dd") or m.group("d")) in _FIRST

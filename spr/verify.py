@@ -35,6 +35,7 @@ import numpy as np
 
 from core.text import sentence_spans
 from spr.lexical import content_words
+from spr.lists import is_enumerator
 
 if TYPE_CHECKING:
     from core.embed import Embedder
@@ -92,12 +93,11 @@ def attach_markers(text: str) -> str:
     return _TRAILING.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
 
 
-# A list item's number ("1.", "(b)", "ii)"): the sentence splitter ends a sentence after "1." before
-# a capital, so a reply's numbered list came apart into claims "1.", "Compliance with …", "2.", …
-_ENUMERATOR = r"(?:\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]|\((?:\d{1,2}|[a-z]|[ivx]{1,4})\))"
-_BARE_ENUMERATOR = re.compile(rf"^{_ENUMERATOR}$")
-# "… are: 1." or "… the last item\n3.": the sentence before took the next item's number
-_ENDING_ENUMERATOR = re.compile(rf"(?::[ \t]*|[ \t]*\n\s*)({_ENUMERATOR})\s*$")
+# A list item's number (:func:`spr.lists.is_enumerator`): the sentence splitter ends a sentence
+# after "1." before a capital, so a reply's numbered list came apart into claims "1.", "Compliance
+# with …", "2.", … And "… are: 1." or "… the last item\n3.": the sentence before took the next
+# item's number, its last word after a colon or a line break.
+_LAST_WORD = re.compile(r"(?::[ \t]*|[ \t]*\n\s*)(\S+)\s*$")
 
 
 def claims(text: str) -> list[Claim]:
@@ -120,11 +120,11 @@ def claims(text: str) -> list[Claim]:
         sentence = text[a:b]
         cited = [int(p) for m in _MARKER.finditer(sentence) for p in re.split(r"[,;]", m.group(1))]
         raw = _MARKER.sub("", sentence).replace("[unsupported]", "")
-        if _BARE_ENUMERATOR.match(_normalized(raw)):
+        if is_enumerator(_normalized(raw)):
             number, carried = _normalized(raw), cited
             continue
         own, number, cited, carried = number, "", carried + cited, []
-        if ending := _ENDING_ENUMERATOR.search(raw):
+        if (ending := _LAST_WORD.search(raw)) and is_enumerator(ending.group(1)):
             raw, number = raw[: ending.start()] + (":" if ending.group(0).startswith(":") else ""), ending.group(1)
         if body := _normalized(raw):
             out.append(Claim(body, tuple(dict.fromkeys(cited)), own))
