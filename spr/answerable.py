@@ -86,8 +86,7 @@ def premise_names(question: str) -> list[str]:
             continue
         if is_unit_symbol(match.group(1)):
             continue  # "per MWh" states a unit, not a subject (:func:`spr.values.is_unit_symbol`)
-        word = _POSSESSIVE.sub("", match.group(1)).strip("-")
-        word = _PLURAL_ACRONYM.sub(r"\1", word).lower()
+        word = _name_word(match.group(1))
         if match.start() < start and not re.search(r"[a-z][A-Z]|[A-Z]{2}", match.group(1)):
             continue  # the question's first word is capitalized by grammar, unless it is an acronym
         if len(word) < 2 or word in _GENERIC or word in out:
@@ -97,6 +96,11 @@ def premise_names(question: str) -> list[str]:
             continue  # "EU-wide", "Union-level": a generic name made an adjective
         out.append(word)
     return out + list(dict.fromkeys(named.name.lower() for named in acts))
+
+
+def _name_word(written: str) -> str:
+    """A name as the premises list it: lower-cased, no possessive, an acronym's plural singular."""
+    return _PLURAL_ACRONYM.sub(r"\1", _POSSESSIVE.sub("", written).strip("-")).lower()
 
 
 # A phrase the question quotes ("On the Computational Complexity of Algorithms", 'large
@@ -115,7 +119,7 @@ def identifiers(question: str) -> set[str]:
     ['nis2', 'repowereu']
     """
     return {
-        _PLURAL_ACRONYM.sub(r"\1", _POSSESSIVE.sub("", m.group(1)).strip("-")).lower()
+        _name_word(m.group(1))
         for m in _NAME.finditer(question)
         if re.search(r"[A-Za-z][A-Z0-9]", m.group(1)) and "-" not in m.group(1)  # "EU-wide" is a word
     }
