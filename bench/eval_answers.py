@@ -132,6 +132,7 @@ def main() -> int:
     ap.add_argument("--llm-cache", action="store_true",
                     help="keep the KB's LLM cache on: a rerun gets the same replies (to compare what is done with them; its latencies are the cache's)")
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
+    ap.add_argument("--k", type=int, default=None, help="[answer] k: passages retrieved per question (default the config's)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
     ap.add_argument("--neighbours", type=int, default=None,
                     help="[answer] llm_neighbours and extractive_neighbours (small-to-big: chunks beside each passage)")
@@ -160,6 +161,7 @@ def main() -> int:
         }),
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
+            "k": config.answer.k if args.k is None else args.k,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,
             **({} if args.neighbours is None else {"llm_neighbours": args.neighbours, "extractive_neighbours": args.neighbours}),
             "translate_questions": args.translate or config.answer.translate_questions,

@@ -42,6 +42,7 @@ from spr.asking import (
 from spr.choices import choice, compares
 from spr.contrast import contradicted
 from spr.countries import COUNTRY_OF
+from spr.durations import asked_duration, states_duration
 from spr.fuse import FusedContext
 from spr.gloss import acronyms, gloss
 from spr.lexical import content_words
@@ -381,6 +382,13 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     )
     if not answers:
         return Verdict(False, asked, (), f"no sentence states a {asked}")
+    span = asked_duration(question) if stated is None and asked == "duration" else None
+    if span:
+        # "How long can the notice stay online?" asks what lasts: "without undue delay" says when
+        # it goes up, "every three years" how often (spr.durations). Only a fitting sentence answers.
+        answers = tuple(s for s in answers if states_duration(span, s))
+        if not answers:
+            return Verdict(False, asked, (), f"no sentence stating a duration states a {span}")
     heads = {s: p.heads for p in found for s in p.sentences}  # what each sentence stands under
     focus = focus_words(question) if stated is None and asked in QUANTITIES else set()  # English questions
     if focus:

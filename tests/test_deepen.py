@@ -22,7 +22,7 @@ def pack(evidence):
 SCOPE = _chunk(1, "Cyber Resilience Act", "Manufacturers shall report actively exploited vulnerabilities to the CSIRT designated as coordinator.")
 PENALTIES = _chunk(2, "Cyber Resilience Act", "Member States shall lay down the rules on penalties applicable to infringements by economic operators.")
 DEADLINE = _chunk(3, "Cyber Resilience Act", "Manufacturers shall submit an early warning notification of an actively exploited vulnerability within 24 hours of becoming aware of it.")
-OTHER = _chunk(4, "Cyber Resilience Act", "Importers shall keep a copy of the EU declaration of conformity for 10 years.")
+OTHER = _chunk(4, "Cyber Resilience Act", "Importers shall inform the market surveillance authority within 10 days of a change of address.")
 MICA = _chunk(5, "Markets in Crypto-Assets (MiCA)", "Crypto-asset service providers shall report incidents to the competent authority.")
 
 SCORER = LexicalScorer(0.2)  # weighted word overlap with the question: real, and needs no model
@@ -48,7 +48,7 @@ def test_a_deeper_passage_that_states_the_asked_value_is_added_after_the_top_k()
 
 
 def test_a_value_in_a_sentence_unrelated_to_the_question_is_not_added():
-    # OTHER states a duration (importers keep a declaration for 10 years): the type check alone
+    # OTHER states a deadline (importers inform of a new address within 10 days): the type check alone
     # would accept it, but a deeper passage must earn its place with a relevant sentence.
     found, verdict = _shallow(SCOPE, PENALTIES)
     assert check_answerable(QUESTION, pack([SCOPE, PENALTIES, OTHER])).answerable
