@@ -44,16 +44,24 @@ CORPORA = {
     # how those checks hold on questions they were never tuned on (bench/devset/README.md).
     "eu_regulations_probe": "eu_regulations_pypi",
     "necp_probe": "necp_national_energy_climate_plans/national_objectives_and_targets",
+    # Question-style probes (stop 51): one kind of question each, written by a helper who had not
+    # seen the answer checks, to measure a check built for that kind on questions it never saw.
+    "eu_regulations_durations": "eu_regulations_pypi",
+    "eu_regulations_yesno": "eu_regulations_pypi",
 }
 # What the ingest reads of each corpus (the EU folder also holds a SQLite copy of the same articles).
-INGESTED = {"eu_regulations": "articles.jsonl", "eu_regulations_probe": "articles.jsonl"}
+INGESTED = {name: "articles.jsonl" for name, folder in CORPORA.items() if folder == "eu_regulations_pypi"}
 # Evaluation names (bench/eval_retrieval.py, bench/calibrate_facts.py) -> devset file stem
 DEV_SETS = {
     "dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws", "dev-de-native": "de_energy_laws_de",
     "probe-eu": "eu_regulations_probe", "probe-necp": "necp_probe",
+    "durations-eu": "eu_regulations_durations", "yesno-eu": "eu_regulations_yesno",
 }
 # Sets over one corpus share its evaluation KB (named after the first set's file stem).
-SHARED_KB = {"de_energy_laws_de": "de_energy_laws", "eu_regulations_probe": "eu_regulations", "necp_probe": "necp"}
+SHARED_KB = {
+    "de_energy_laws_de": "de_energy_laws", "eu_regulations_probe": "eu_regulations", "necp_probe": "necp",
+    "eu_regulations_durations": "eu_regulations", "eu_regulations_yesno": "eu_regulations",
+}
 
 
 def corpus_path(name: str, data_dir: Path) -> Path:

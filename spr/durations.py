@@ -18,18 +18,18 @@ from typing import Literal
 DurationKind = Literal["deadline", "period", "frequency"]
 
 _FREQUENCY_ASKED = re.compile(r"\bhow (?:often|frequently)\b|\bhow many times\b|\bat what intervals?\b|\bevery how many\b")
-# Keeping something on file, in place or available lasts: "How long must it keep the patch available?"
-_KEEP = re.compile(r"\b(?:keep|kept|retain|retained|store|stored|hold on to)\b")
-_PERIOD_ASKED = re.compile(
-    r"\bfor how (?:long|many)\b|\bhow many \w+ in (?:prison|jail)\b|\b(?:longest|maximum period)\b"
-    r"|\bhow long (?:can|may|must|should|does|do|is|are|will)\b[^?]*\b(?:stay|remain|last|valid|run|in force|suspended|banned)\b"
+# What lasts: a thing kept, stored or held on to, or one that stays, remains, lasts or is valid —
+# whatever else the question says ("How long does it stay valid before we have to renew it?").
+_LASTS = re.compile(
+    r"\b(?:keep|kept|retain|retained|store|stored|hold on to|hang on to|stay|stays|remain|remains|lasts|valid|"
+    r"in force|suspended|banned)\b|\blast(?=\s*\?)|\bfor how (?:long|many)\b|\bhow many \w+ in (?:prison|jail)\b"
 )
-# "How long does it have to tell …?", "How long can it take …?", "How soon …?": until when to act
+# Until when to act: "How long does it have to tell …?", "How long can it take …?", "How soon …?",
+# "What is the longest we can wait …?"
 _DEADLINE_ASKED = re.compile(
-    r"\bwithin (?:how|what)\b|\bhow (?:quickly|soon|fast)\b|\bhow long after\b|\bafter how long\b"
+    r"\bwithin (?:how|what)\b|\bhow (?:quickly|soon|fast)\b|\bhow long after\b|\bafter how long\b|\bwait\b"
     r"|\bhow (?:long|many \w+|much time) (?:does|do|did|will|would|can|may|must|should) [^?]*?"
     r"\b(?:take|have to|has to|need to|have|has)\b(?:,? at (?:most|the latest),?)? to\b"
-    r"|\bhow (?:long|much time) (?:does|do|did|will|would|can|may) (?:it|this|that) take\b"
     r"|\bhow many \w+ (?:after|before|from|of)\b"
 )
 
@@ -39,7 +39,7 @@ def asked_duration(question: str) -> DurationKind | None:
 
     >>> asked_duration("How long can that notice stay on its website?")
     'period'
-    >>> asked_duration("For how many years do we have to keep it on file?")
+    >>> asked_duration("How many years do we have to keep it on file?")
     'period'
     >>> asked_duration("How long does it have, at most, to tell the authority?")
     'deadline'
@@ -49,12 +49,11 @@ def asked_duration(question: str) -> DurationKind | None:
     text = question.lower()
     if _FREQUENCY_ASKED.search(text):
         return "frequency"
-    kept = _KEEP.search(text) is not None
-    if _PERIOD_ASKED.search(text) and (kept or "for how" in text):
-        return "period"  # "how many years do we have to keep it" keeps, though "have to" sets a deadline
+    if _LASTS.search(text) and not re.search(r"\bwait\b", text):
+        return "period"
     if _DEADLINE_ASKED.search(text):
         return "deadline"
-    if _PERIOD_ASKED.search(text) or kept:
+    if re.search(r"\b(?:longest|maximum period)\b", text):
         return "period"
     return None
 
