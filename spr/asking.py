@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from spr.lexical import content_words
 from spr.values import ValueKind
 
 _TIME_UNIT = r"(?:hours?|days?|weeks?|months?|years?|minutes?|decades?|time)"
@@ -111,6 +112,17 @@ def asked_part(question: str) -> str:
     """
     parts = _SENTENCE_BREAK.split(question.strip())
     return " ".join([p for p in parts if p.rstrip().endswith("?")] or parts[-1:])
+
+
+def case_words(question: str) -> set[str]:
+    """The content words (:func:`spr.lexical.content_words`) of the asker's case only: in the
+    sentences before the asking ones (:func:`asked_part`) and not in those.
+
+    >>> sorted(case_words("A former customer sued our firm. Must personal data be erased?"))
+    ['customer', 'firm', 'former', 'our', 'sued']
+    """
+    asked = asked_part(question)
+    return set(content_words(question)) - set(content_words(asked)) if asked != question.strip() else set()
 
 
 _YEAR = re.compile(r"(?<![\w/.,-])(?:19|20)\d\d(?![\w/.,-]*\d)")

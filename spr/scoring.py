@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from spr.asking import case_words
 from spr.lexical import lexical_scores
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class LexicalScorer:
     name: str = "lexical"
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        return lexical_scores(question, candidates)
+        return lexical_scores(question, candidates, case_words(question))
 
 
 @dataclass
@@ -48,7 +49,7 @@ class HybridScorer:
 
     def score(self, question: str, candidates: Sequence[str]) -> list[float]:
         cosines = cosine_scores(self.embedder, question, candidates)
-        return [(c + w) / 2 for c, w in zip(cosines, lexical_scores(question, candidates))]
+        return [(c + w) / 2 for c, w in zip(cosines, lexical_scores(question, candidates, case_words(question)))]
 
 
 @dataclass
