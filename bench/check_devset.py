@@ -48,6 +48,7 @@ CORPORA = {
     # seen the answer checks, to measure a check built for that kind on questions it never saw.
     "eu_regulations_durations": "eu_regulations_pypi",
     "eu_regulations_yesno": "eu_regulations_pypi",
+    "eu_regulations_actors": "eu_regulations_pypi",
 }
 # What the ingest reads of each corpus (the EU folder also holds a SQLite copy of the same articles).
 INGESTED = {name: "articles.jsonl" for name, folder in CORPORA.items() if folder == "eu_regulations_pypi"}
@@ -55,12 +56,13 @@ INGESTED = {name: "articles.jsonl" for name, folder in CORPORA.items() if folder
 DEV_SETS = {
     "dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws", "dev-de-native": "de_energy_laws_de",
     "probe-eu": "eu_regulations_probe", "probe-necp": "necp_probe",
-    "durations-eu": "eu_regulations_durations", "yesno-eu": "eu_regulations_yesno",
+    "durations-eu": "eu_regulations_durations", "yesno-eu": "eu_regulations_yesno", "actors-eu": "eu_regulations_actors",
 }
 # Sets over one corpus share its evaluation KB (named after the first set's file stem).
 SHARED_KB = {
     "de_energy_laws_de": "de_energy_laws", "eu_regulations_probe": "eu_regulations", "necp_probe": "necp",
     "eu_regulations_durations": "eu_regulations", "eu_regulations_yesno": "eu_regulations",
+    "eu_regulations_actors": "eu_regulations",
 }
 
 

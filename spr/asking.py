@@ -93,8 +93,9 @@ _MONEY_KINDS: dict[str, re.Pattern[str]] = {
 
 # A question may open with the asker's case in sentences of its own ("My gas boiler was installed
 # in 1995. Can I keep running it …?"): a full stop after a word or number of three characters or
-# more (not "Art. 5", "z. B.", "1. Januar"), then a word — of any case: the German gloss lower-cases.
-_SENTENCE_BREAK = re.compile(r"(?<=\w{3}[.!])\s+(?=[\"“‘']?[^\W\d_])")
+# more, or after a two-letter acronym ("… all over the EU. Which …"), but not "Art. 5", "z. B.",
+# "1. Januar"; then a word — of any case: the German gloss lower-cases.
+_SENTENCE_BREAK = re.compile(r"(?:(?<=\w{3}[.!])|(?<=\b[A-Z]{2}[.!]))\s+(?=[\"“‘']?[^\W\d_])")
 
 
 def asked_part(question: str) -> str:

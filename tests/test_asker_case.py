@@ -1,11 +1,14 @@
 """A question that tells the asker's case first ("We're an insurance brokerage with 60 staff. Does
 DORA apply to us?"): the case is told in the asker's words, which the law does not use, so those
 words do not count against a sentence when no candidate has them (spr/asking.py case_words,
-spr/lexical.py). yesno-eu: false abstention 0.278 → 0.056 with mpnet (docs/answers.md)."""
+spr/lexical.py), and the names it states are no premises the evidence must mention
+(spr/answerable.py). yesno-eu false abstention 0.278 → 0.056, actors-eu 0.188 → 0.062 with mpnet
+(docs/answers.md)."""
 
 from __future__ import annotations
 
-from spr.asking import case_words
+from spr import answerable
+from spr.asking import asked_part, case_words
 from spr.fuse import ContextPiece, FusedContext
 from spr.generate import ExtractiveGenerator
 from spr.lexical import lexical_scores
@@ -47,3 +50,19 @@ def test_a_case_told_question_is_answered_not_declined():
     # the same sentence does not answer a question whose *asking* words it lacks
     other = generator.generate(CASE + "Can we charge him a fee for the copy of his records?", _context(LAW))
     assert other.abstained
+
+
+def test_a_name_only_the_case_states_is_no_premise():
+    lead = answerable.Passage(("GDPR Article 56", "Competence of the lead supervisory authority"),
+                              ("The supervisory authority of the main establishment of the controller shall be competent to act as lead supervisory authority.",))
+    told = ("We're an online retailer with our EU head office in Dublin and warehouses in France and Poland. "
+            "Which data protection authority leads for our cross-border processing?")
+    assert answerable.check(told, [lead]).answerable  # Dublin, France, Poland are the asker's
+    asked = "Which data protection authority in Dublin leads for our cross-border processing?"
+    declined = answerable.check(asked, [lead])
+    assert not declined.answerable and declined.reason == "the evidence never mentions: dublin"
+
+
+def test_a_case_ends_after_an_acronym_too():
+    assert asked_part("We sell all over the EU. Which authority do we deal with?") == "Which authority do we deal with?"
+    assert asked_part("Gilt das z. B. für Kessel nach Art. 5?") == "Gilt das z. B. für Kessel nach Art. 5?"
