@@ -30,7 +30,7 @@ _DEADLINE_ASKED = re.compile(
     r"\bwithin (?:how|what)\b|\bhow (?:quickly|soon|fast)\b|\bhow long after\b|\bafter how long\b|\bwait\b"
     r"|\bhow (?:long|many \w+|much time) (?:does|do|did|will|would|can|may|must|should) [^?]*?"
     r"\b(?:take|have to|has to|need to|have|has)\b(?:,? at (?:most|the latest),?)? to\b"
-    r"|\bhow many \w+ (?:after|before|from|of)\b"
+    r"|\bhow many \w+ (?:after|before|from)\b"  # not "how many hours of training …": an amount of time
 )
 
 

@@ -25,6 +25,7 @@ from spr.durations import asked_duration, stated_durations, states_duration
         ("How often do the selected financial entities have to run threat-led penetration tests?", "frequency"),
         ("How often does an essential entity have to undergo an audit — every year, or every two years?", "frequency"),
         ("How long is the assessment procedure?", None),
+        ("How many hours of security training must each employee complete per year?", None),  # an amount of time
         ("How long did Western Europe control Cyprus?", None),
     ],
 )
