@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from spr.values import DURATION
+
 DurationKind = Literal["deadline", "period", "frequency"]
 
 _FREQUENCY_ASKED = re.compile(r"\bhow (?:often|frequently)\b|\bhow many times\b|\bat what intervals?\b|\bevery how many\b")
@@ -58,14 +60,6 @@ def asked_duration(question: str) -> DurationKind | None:
     return None
 
 
-_AMOUNT = (
-    r"(?:\d+(?:[ .,]\d+)*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    r"forty|fifty|sixty|ninety|a|an|several)"
-)
-_UNIT = r"(?:calendar |working |business )?(?:hours?|days?|weeks?|months?|years?|minutes?|decades?)"
-_STATED = re.compile(
-    rf"\b{_AMOUNT}[ -]?{_UNIT}\b|\b(?:without undue delay|immediately|annually|yearly|monthly|weekly|daily|biennially|once a)\b"
-)
 _WORDED: dict[str, DurationKind] = {"without undue delay": "deadline", "immediately": "deadline"}
 # the words before a length say what it is ("every", "within", "for a period of"); one word may sit between
 _BEFORE = r"\s+(?:\w+\s+)?$"
@@ -90,12 +84,12 @@ def stated_durations(sentence: str) -> list[DurationKind | None]:
     ['period', None]
     """
     kinds: list[DurationKind | None] = []
-    for match in _STATED.finditer(sentence.lower()):
+    for match in DURATION.finditer(sentence.lower()):
         said = match.group(0)
         before = sentence[max(0, match.start() - 40) : match.start()].lower()
         if said in _WORDED:
             kinds.append(_WORDED[said])
-        elif not said[0].isdigit() and said.split()[0] in ("annually", "yearly", "monthly", "weekly", "daily", "biennially", "once"):
+        elif not said[0].isdigit() and said.split()[0] in ("annually", "yearly", "monthly", "weekly", "daily", "hourly", "biennially", "once"):
             kinds.append("frequency")
         elif _FREQUENCY_BEFORE.search(before):
             kinds.append("frequency")

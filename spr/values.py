@@ -38,11 +38,13 @@ _REFERENCE = re.compile(
 # A footnote or page number before a sentence of extracted text: "38 In June 2018 …", "15 Source: …".
 _LEADING_NUMBER = re.compile(r"^\s*\d{1,3}\s+(?=[A-Z(])")
 _YEAR = re.compile(r"\b(?:1[89]|20)\d\d(?:s)?\b")
+# A length of time, or a word that states one: lower-case text (spr.durations reads its kind).
+DURATION = re.compile(
+    rf"\b{_QUANTITY}[ -]?(?:calendar |working |business )?(?:hours?|days?|weeks?|months?|years?|minutes?|decades?)\b"
+    r"|\b(?:without undue delay|immediately|annually|yearly|monthly|weekly|daily|hourly|biennially|once a)\b"
+)
 _STATES: dict[ValueKind, re.Pattern[str]] = {
-    "duration": re.compile(
-        rf"\b{_QUANTITY}[ -]?(?:calendar |working |business )?(?:hours?|days?|weeks?|months?|years?|minutes?|decades?)\b"
-        r"|\b(?:without undue delay|immediately|annually|yearly|monthly|weekly|daily|hourly|biennially|once a)\b"
-    ),
+    "duration": DURATION,
     "money": re.compile(
         rf"(?:€|\$|£)\s?\d|\b\d[\d ,.\u00a0\u202f]*\s?(?:€|eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn|cents?|ct)\b"
         rf"|\b(?:eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn)\s?{_QUANTITY}\b"
