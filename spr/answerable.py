@@ -364,11 +364,12 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         question = gloss(question)
     asked = asked_value(question)
     texts = [[read(t) for t in p.texts] for p in found]  # read once: the premises and each passage's subject
+    names = premise_names(question) if stated is None else stated
     premises = missing_premises(question, [t for passage in texts for t in passage], stated)
     # The asker's case is theirs, names as numbers: "We're an online retailer with our EU head
     # office in Dublin …" asks a rule the law states without Dublin. A name only the case states
     # that the evidence lacks does not decide; one it has still tells which passages are on topic.
-    told = set(premise_names(question)) - set(premise_names(asked_part(question))) if stated is None else set()
+    told = set(names) - set(premise_names(asked_part(question))) if stated is None else set()
     missing = tuple(name for name in premises if name not in told)
     if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
@@ -376,7 +377,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         return Verdict(False, asked, (), turned)  # "the least important …" over "the most important …"
     if asked is None:
         return Verdict(True, asked)
-    known = [name for name in (premise_names(question) if stated is None else stated) if name not in premises]
+    known = [name for name in names if name not in premises]
     options = _option_names(question, known) if stated is None else []
     answers = tuple(
         s

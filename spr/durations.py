@@ -26,6 +26,7 @@ _LASTS = re.compile(
     r"\b(?:keep|kept|retain|retained|store|stored|hold on to|hang on to|stay|stays|remain|remains|lasts|valid|"
     r"in force|suspended|banned)\b|\blast(?=\s*\?)|\bfor how (?:long|many)\b|\bhow many \w+ in (?:prison|jail)\b"
 )
+_WAIT = re.compile(r"\bwait\b")  # "the longest we can wait": a deadline, though "longest"
 # Until when to act: "How long does it have to tell …?", "How long can it take …?", "How soon …?",
 # "What is the longest we can wait …?"
 _DEADLINE_ASKED = re.compile(
@@ -51,7 +52,7 @@ def asked_duration(question: str) -> DurationKind | None:
     text = question.lower()
     if _FREQUENCY_ASKED.search(text):
         return "frequency"
-    if _LASTS.search(text) and not re.search(r"\bwait\b", text):
+    if _LASTS.search(text) and not _WAIT.search(text):
         return "period"
     if _DEADLINE_ASKED.search(text):
         return "deadline"
@@ -60,7 +61,11 @@ def asked_duration(question: str) -> DurationKind | None:
     return None
 
 
-_WORDED: dict[str, DurationKind] = {"without undue delay": "deadline", "immediately": "deadline"}
+# a length told in one word or phrase, whatever stands before it
+_WORDED: dict[str, DurationKind] = {
+    "without undue delay": "deadline", "immediately": "deadline",
+    **dict.fromkeys(("annually", "yearly", "monthly", "weekly", "daily", "hourly", "biennially", "once a"), "frequency"),
+}
 # the words before a length say what it is ("every", "within", "for a period of"); one word may sit between
 _BEFORE = r"\s+(?:\w+\s+)?$"
 _FREQUENCY_BEFORE = re.compile(rf"\b(?:every|each|once every|once in){_BEFORE}")
@@ -89,8 +94,6 @@ def stated_durations(sentence: str) -> list[DurationKind | None]:
         before = sentence[max(0, match.start() - 40) : match.start()].lower()
         if said in _WORDED:
             kinds.append(_WORDED[said])
-        elif not said[0].isdigit() and said.split()[0] in ("annually", "yearly", "monthly", "weekly", "daily", "hourly", "biennially", "once"):
-            kinds.append("frequency")
         elif _FREQUENCY_BEFORE.search(before):
             kinds.append("frequency")
         elif _DEADLINE_BEFORE.search(before):
