@@ -50,6 +50,9 @@ CORPORA = {
     "eu_regulations_yesno": "eu_regulations_pypi",
     "eu_regulations_actors": "eu_regulations_pypi",
     "eu_regulations_obligations": "eu_regulations_pypi",
+    # Stop 52: conditions and exceptions; plain-language questions that name no act or term of art.
+    "eu_regulations_conditions": "eu_regulations_pypi",
+    "eu_regulations_lay": "eu_regulations_pypi",
 }
 # What the ingest reads of each corpus (the EU folder also holds a SQLite copy of the same articles).
 INGESTED = {name: "articles.jsonl" for name, folder in CORPORA.items() if folder == "eu_regulations_pypi"}
@@ -58,13 +61,15 @@ DEV_SETS = {
     "dev-eu": "eu_regulations", "dev-necp": "necp", "dev-de": "de_energy_laws", "dev-de-native": "de_energy_laws_de",
     "probe-eu": "eu_regulations_probe", "probe-necp": "necp_probe",
     "durations-eu": "eu_regulations_durations", "yesno-eu": "eu_regulations_yesno", "actors-eu": "eu_regulations_actors",
-    "obligations-eu": "eu_regulations_obligations",
+    "obligations-eu": "eu_regulations_obligations", "conditions-eu": "eu_regulations_conditions",
+    "lay-eu": "eu_regulations_lay",
 }
 # Sets over one corpus share its evaluation KB (named after the first set's file stem).
 SHARED_KB = {
     "de_energy_laws_de": "de_energy_laws", "eu_regulations_probe": "eu_regulations", "necp_probe": "necp",
     "eu_regulations_durations": "eu_regulations", "eu_regulations_yesno": "eu_regulations",
     "eu_regulations_actors": "eu_regulations", "eu_regulations_obligations": "eu_regulations",
+    "eu_regulations_conditions": "eu_regulations", "eu_regulations_lay": "eu_regulations",
 }
 
 

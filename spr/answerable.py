@@ -405,9 +405,10 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         # of "What renewables share …" to a reader, not to word matching.
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
-    if stated is None and asked == "time" and asks_end(question):
+    if stated is None and asked == "time" and asks_end(asked_part(question)):
         # The date of an end: a sentence with a year but no end in it (a table of 2040 shares)
-        # does not say when coal power stops.
+        # does not say when coal power stops. Asked, not told: "Our financial year ends on 31
+        # December. When must we publish?" asks no end.
         if not any(says_end(" ".join([read(s), *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), "no sentence stating a time says that anything ends")
     dimensions = asked_dimensions(question) if stated is None and asked in QUANTITIES else frozenset()

@@ -152,6 +152,14 @@ def money_kinds(text: str) -> set[str]:
     return {kind for kind, pattern in _MONEY_KINDS.items() if pattern.search(lowered)}
 
 
+# "which" or "what" after a preposition and before a clause's subject relates a clause, it asks
+# nothing: "Is there any situation in which the supervisor will not publish the penalty?" asks no sum.
+_RELATIVE = re.compile(
+    r"\b(?:in|under|for|by|on|at|to|from|with|of|through|during|after|before) (?:which|what)\b"
+    r"(?= (?:the|a|an|our|your|their|its|his|her|we|you|they|it|he|she|i|this|that|these|those|such)\b)"
+)
+
+
 def asked_value(question: str) -> ValueKind | None:
     """The kind of value ``question`` asks for, or None when it asks for something else (a body,
     a reason, yes or no).
@@ -168,8 +176,10 @@ def asked_value(question: str) -> ValueKind | None:
     'time'
     >>> asked_value("When adopting implementing acts under the AI Act, what requirements must be met?") is None  # a condition
     True
+    >>> asked_value("Is there a case in which the supervisor does not publish the penalty?"), asked_value("By which year?")
+    (None, 'time')
     """
-    text = _CONDITION.sub("", " ".join(question.lower().split()), count=1)
+    text = _RELATIVE.sub(" ", _CONDITION.sub("", " ".join(question.lower().split()), count=1))
     for kind, pattern in _ASKS:
         if pattern.search(text):
             return kind

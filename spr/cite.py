@@ -14,7 +14,7 @@ from spr.fuse import FusedContext, sentences
 from spr.generate import MARKER, candidates, cited_ids, support_citation
 from spr.lexical import lexical_scores
 from spr.records import Citation, is_abstention
-from spr.values import without_references
+from spr.references import without_references
 from spr.verify import Claim, SupportChecker, claims, coverage, needed_citations
 
 UNSUPPORTED_MARK = "[unsupported]"

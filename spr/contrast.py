@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 
 from spr.lexical import content_words
-from spr.values import without_references
+from spr.references import without_references
 
 ALIGNED = 0.75  # share of the question's content words a sentence holds to count as its near copy
 MIN_WORDS = 4  # a question of fewer content words aligns with too much by chance

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from spr.references import MONTH, without_references
 from spr.verify import numbers
 
 ValueKind = Literal["duration", "money", "percent", "time", "number"]
@@ -19,24 +20,6 @@ _NUMBER_WORD = (
     r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|half|third|quarter|dozen|a|an|single|several)"
 )
 _QUANTITY = rf"(?:\d+(?:[ \u00a0\u202f.,]\d+)*|{_NUMBER_WORD}(?:[ -]{_NUMBER_WORD})*)"
-_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
-# References are numbers that state nothing: "Article 33(1)", "Regulation (EU) 2016/679", "point (b)",
-# "Annex III", list numbering "2." at a sentence's start.
-_REFERENCE = re.compile(
-    r"\b(?:articles?|art\.|paragraphs?|points?|subparagraphs?|annex(?:es)?|chapters?|sections?|titles?|recitals?|"
-    r"parts?|tables?|figures?|tab\.|fig\.|§+)\s*[\dIVXLC]+(?:\.\d+)*[a-z]?\b(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?\b(?:\s*\(\w{1,4}\))*)*"
-    r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s"
-    r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$"  # section numbers "2.1.2.3"; a page number "… | 37"
-    r"|\bOJ [CL]\s?\d+\s?[A-Z]?,\s*\d{1,2}\.\d{1,2}\.\d{4},\s*p\.\s*\d+"  # "OJ C 233, 16.6.2022, p. 22"
-    # an act's legislative history and the acts it cites, in its footnotes: "Position of the European
-    # Parliament of 10 November 2022 … and decision of the Council of 28 November 2022", "Regulation
-    # (EU) 2019/881 of the European Parliament and of the Council of 17 April 2019": dates of acts
-    # and procedures, not of a rule
-    rf"|\b(?:position|opinion|decision|council|commission)\b[^.;()]{{0,80}}?\bof \d{{1,2}} {_MONTH} \d{{4}}",
-    re.IGNORECASE,
-)
-# A footnote or page number before a sentence of extracted text: "38 In June 2018 …", "15 Source: …".
-_LEADING_NUMBER = re.compile(r"^\s*\d{1,3}\s+(?=[A-Z(])")
 _YEAR = re.compile(r"\b(?:1[89]|20)\d\d(?:s)?\b")
 # A length of time, or a word that states one: lower-case text (spr.durations reads its kind).
 DURATION = re.compile(
@@ -55,7 +38,7 @@ _STATES: dict[ValueKind, re.Pattern[str]] = {
         r"(?:one|three)[ -]quarters?|a (?:third|quarter|fifth|tenth))\b"
     ),
     "time": re.compile(
-        rf"\b(?:1\d|20)\d\d(?:s)?\b|\b\d{{3}}0s\b|\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\b|\b{_MONTH} \d{{1,2}}\b"
+        rf"\b(?:1\d|20)\d\d(?:s)?\b|\b\d{{3}}0s\b|\b\d{{1,2}}(?:st|nd|rd|th)? {MONTH}\b|\b{MONTH} \d{{1,2}}\b"
         rf"|\b\d{{1,2}}(?:st|th|nd|rd) century\b"  # also historical years: "1066", "the 1050s"
         rf"|\b{_QUANTITY}[ -](?:hours?|days?|weeks?|months?|years?)\b"
     ),
@@ -83,16 +66,6 @@ _MEASURED = re.compile(
 _COUNT_WORD = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|dozen)\b"
 )
-
-
-def without_references(text: str) -> str:
-    """``text`` without the numbers that state nothing: references ("Article 33(1)", "Regulation
-    (EU) 2016/679", "Annex III"), footnote and page numbers.
-
-    >>> without_references("Under Article 58(2) of Regulation (EU) 2016/679, fines reach 4 %.")
-    'Under   of Regulation (EU)  , fines reach 4 %.'
-    """
-    return _REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", " ".join(text.split())))
 
 
 def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:

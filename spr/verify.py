@@ -36,6 +36,7 @@ import numpy as np
 from core.text import sentence_spans
 from spr.lexical import content_words
 from spr.lists import is_enumerator
+from spr.references import without_references
 
 if TYPE_CHECKING:
     from core.embed import Embedder
@@ -181,6 +182,19 @@ def unmatched_numbers(claim: str, evidence: str) -> set[str]:
     return missing
 
 
+def figures_found(claim: str, evidence: str) -> bool:
+    """Whether ``evidence`` states every number of ``claim`` (:func:`unmatched_numbers`), and a
+    number the claim states as a value as a value too, not only inside a reference: "The AI Office
+    takes 2." is not backed by "Article 2" (:func:`spr.references.without_references`).
+
+    >>> figures_found("The AI Office takes 2.", "Under Article 2, the AI Office shall take measures.")
+    False
+    >>> figures_found("Article 2 lets the AI Office act within 2 months.", "Under Article 2, it acts within two months or 2 months.")
+    True
+    """
+    return not unmatched_numbers(claim, evidence) and not unmatched_numbers(without_references(claim), without_references(evidence))
+
+
 def coverage(claim: str, evidence: str) -> float:
     """Share of the claim's distinct content words that the evidence contains; 1.0 for a claim
     without content words ("Yes.")."""
@@ -203,7 +217,7 @@ class SupportChecker:
         if not joined.strip():
             return Support(0.0, 0.0, False, 0.0, False)
         cov = coverage(claim, joined)
-        found = not unmatched_numbers(claim, joined)
+        found = figures_found(claim, joined)
         sim = self._similarity(claim, evidence) if self.embedder is not None else None
         score = cov if sim is None else (cov + max(sim, 0.0)) / 2
         return Support(cov, sim or 0.0, found, score, found and score >= self.threshold)

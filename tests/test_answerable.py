@@ -34,6 +34,7 @@ from spr.scoring import LexicalScorer
         ("How many experts sit on the scientific panel?", "number"),
         ("How much offshore wind capacity does Sweden aim for?", "number"),
         ("Who is responsible for AI literacy?", None),
+        ("Is there any case in which the supervisor does not publish the penalty?", None),  # "in which" relates a clause
         ("Must the board members take cybersecurity courses?", None),
         # a question opening with a condition asks what its main clause asks (rag-eurlex)
         ("When adopting implementing acts under Regulation (EU) 2018/1139, what requirements must be taken into account?", None),

@@ -66,3 +66,13 @@ def test_a_name_only_the_case_states_is_no_premise():
 def test_a_case_ends_after_an_acronym_too():
     assert asked_part("We sell all over the EU. Which authority do we deal with?") == "Which authority do we deal with?"
     assert asked_part("Gilt das z. B. für Kessel nach Art. 5?") == "Gilt das z. B. für Kessel nach Art. 5?"
+
+
+def test_regression_an_end_the_case_tells_is_not_the_asked_end():
+    # lay-eu-022 was declined with "no sentence stating a time says that anything ends": the
+    # financial year that "ends on 31 December" is the asker's, the question asks a deadline.
+    rule = "Undertakings shall publish the annual report within 12 months after the balance sheet date, in 2026."
+    passage = answerable.Passage((rule, "CSRD Article 30"), (rule,))
+    verdict = answerable.check("Our financial year ends on 31 December. When must we publish the annual report?", [passage])
+    assert verdict.answerable, verdict.reason
+    assert not answerable.check("When does the annual report end?", [passage]).answerable  # an asked end still needs one

@@ -58,6 +58,15 @@ def test_support_needs_the_numbers_and_the_words(checker):
     assert not checker.support("anything", []).supported
 
 
+def test_regression_a_fragment_whose_number_is_only_an_article_number_is_unsupported(checker):
+    # Qwen wrote "The AI Office takes 2 [1]." over a passage whose only 2 was "Article 2": every
+    # word and number of the fragment was in the evidence, so it stood as cited.
+    evidence = "Under Article 2, the AI Office shall take the measures needed to monitor compliance."
+    fragment = checker.support("The AI Office takes 2.", [evidence])
+    assert not fragment.numbers_found and not fragment.supported
+    assert checker.support("Under Article 2, the AI Office takes measures to monitor compliance.", [evidence]).supported
+
+
 def test_citation_scores_follow_alce(checker):
     evidence = {1: FINE, 2: TARGET}
     good = citation_scores("Unregistered operators pay up to EUR 50,000 [1].", evidence, checker)
