@@ -45,6 +45,7 @@ class Draft:
     unsupported: tuple[str, ...] = ()  # reply sentences no cited evidence supports (dropped or marked)
     confidence: float | None = None  # extractive: the best candidate's score (abstain below the threshold)
     abstain_reason: str = ""  # spr.answerable's reason when its check decided the abstention
+    note: str = ""  # how the answer came to be, when not the usual way (the trace shows it)
 
 
 # --- extractive ------------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ class ExtractiveGenerator:
                 passages[-1] = replace(cand, text=text, span=Span(cand.span.start, cand.span.start + length, cand.text[:length]))
             if len(passages) >= self.max_sentences:
                 break
-        chosen = facts + passages
+        chosen = facts + _with_antecedents(passages, pool)
         if not chosen:
             return Draft(ABSTAIN, (), True, confidence=best)
         citations: dict[int, Citation] = {}
@@ -191,6 +192,34 @@ _UNWORDED: frozenset[str] = QUANTITIES | {"duration"}
 def _unworded(asked: str | None, question: str) -> bool:
     """Whether a sentence stating ``asked`` may answer ``question`` with no sentence at the threshold."""
     return asked in _UNWORDED and question_language(question) == "en"
+
+
+# A sentence that opens on a word pointing back ("This period shall not exceed five years.", "Such
+# information shall include: …") says what it is about in the sentence before it. Not the act
+# itself: "This Regulation shall apply from …" is read under the document's title.
+_POINTS_BACK = re.compile(
+    r"^(?:(?:this|that|these|those|such)\s+(?!(?:regulation|directive|decision|act|article|annex|chapter|section)\b)\w|it\s+shall\b)",
+    re.IGNORECASE,
+)
+
+
+def _with_antecedents(passages: Sequence[Candidate], pool: Sequence[Candidate]) -> list[Candidate]:
+    """``passages`` with the sentence before each one that points back (:data:`_POINTS_BACK`), from
+    the same passage, put before it when the answer does not quote it already."""
+    out: list[Candidate] = []
+    quoted = [(c.cid, c.span) for c in passages if c.span is not None]  # a list's quote spans its items
+    for cand in passages:
+        if cand.span is not None and _POINTS_BACK.match(cand.text.strip()):
+            start = cand.span.start
+            before = [c for c in pool if c.cid == cand.cid and c.span is not None and not c.is_fact and c.span.end <= start]
+            prior = max(before, key=lambda c: c.span.start if c.span is not None else -1, default=None)
+            if prior is not None and prior.span is not None and not any(
+                cid == prior.cid and span.start <= prior.span.start < span.end for cid, span in quoted
+            ):
+                quoted.append((prior.cid, prior.span))
+                out.append(prior)
+        out.append(cand)
+    return out
 
 
 def _option_picks(found: Choice, pool: Sequence[Candidate], scorer: SentenceScorer, stating: set[str]) -> list[int]:

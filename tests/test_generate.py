@@ -235,3 +235,23 @@ def test_extractive_answer_shows_sentences_without_source_markup_and_cites_the_e
     )
     assert draft.text == "The Fund shall support investments in renewable energy under Directive (EU) 2018/2001, including energy storage. [1]"
     assert draft.citations[0].quote == text[text.index("The Fund") :]  # the citation quotes the source as it is
+
+
+def test_a_sentence_that_points_back_is_quoted_after_the_sentence_before_it():
+    # probe-eu-021 was answered "This period shall not exceed five years after its publication."
+    # alone: which period, the reader could not tell.
+    text = (
+        "Competent authorities shall keep a published penalty on their website only for the period necessary. "
+        "Penalties are published without undue delay. This period shall not exceed five years after its publication."
+    )
+    chunk = ChunkRef(B + "chunk/dora", B + "doc/dora", "DORA Article 54", 0, len(text), text)
+    draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=0, max_sentences=1).generate(
+        "Which period shall not exceed five years after its publication?", fuse([passage(chunk)], 1000)
+    )
+    assert draft.text.startswith("Penalties are published without undue delay. [1] This period shall not exceed five years")
+    assert [c.quote for c in draft.citations][1].startswith("This period")
+    # the act pointing at itself needs no sentence before it
+    act = "The Directive sets rules. This Directive applies from 1 January 2026."
+    chunk = ChunkRef(B + "chunk/d", B + "doc/d", "Directive", 0, len(act), act)
+    draft = ExtractiveGenerator(LexicalScorer(0.3), max_facts=0, max_sentences=1).generate("From when does the Directive apply?", fuse([passage(chunk)], 1000))
+    assert draft.text.startswith("This Directive applies from 1 January 2026.")
