@@ -141,6 +141,8 @@ def main() -> int:
                     help="[llm] threads / batch_threads (generating / reading the prompt; default the config's)")
     ap.add_argument("--list-chars", type=int, default=None, help="[answer] list_chars (extractive: lists quoted whole; 0 = never)")
     ap.add_argument("--evidence-tokens", type=int, default=None, help="[answer] llm_evidence_tokens (LLM answers)")
+    ap.add_argument("--llm-fallback", choices=("extractive", "abstain"), default=None,
+                    help="[answer] llm_fallback: a reply withheld whole is replaced by the quoted evidence, or abstains (the before)")
     ap.add_argument("--free-end", action="store_true", help="[answer] llm_end_on_citation off: the model may stop uncited (the before)")
     ap.add_argument("--no-choices", action="store_true", help="[retrieval] choices off: no search per option of a choice question (the before)")
     ap.add_argument("--bridges", choices=("on", "off"), default=None, help="[retrieval] bridges (default: the config's)")
@@ -168,6 +170,7 @@ def main() -> int:
             "llm_evidence_tokens": config.answer.llm_evidence_tokens if args.evidence_tokens is None else args.evidence_tokens,
             "list_chars": config.answer.list_chars if args.list_chars is None else args.list_chars,
             "llm_end_on_citation": config.answer.llm_end_on_citation and not args.free_end,
+            "llm_fallback": args.llm_fallback or config.answer.llm_fallback,
         }),
     })
     config = with_retrieval(config, args.retrieval)

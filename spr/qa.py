@@ -183,6 +183,7 @@ class KnowledgeBase:
         mark = time.perf_counter()
         with run.usage.active():
             draft = self._declined(run) or self._generator(run).generate(run.question, run.context)
+            draft = self._fallback(run, draft)
         return self._finish(run, draft, mark)
 
     def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
@@ -211,6 +212,8 @@ class KnowledgeBase:
                 if "first_token" not in run.timings:
                     run.timings["first_token"] = elapsed_ms(run.started)
                 yield AnswerToken(piece)
+            with run.usage.active():
+                draft = self._fallback(run, draft)
         else:
             with run.usage.active():
                 draft = generator.generate(run.question, run.context)
@@ -336,6 +339,18 @@ class KnowledgeBase:
             return None
         return Draft(ABSTAIN, (), True, abstain_reason=run.verdict.reason)
 
+    def _fallback(self, run: _Run, draft: Draft) -> Draft:
+        """An LLM reply the support check withheld whole ([answer] llm_fallback): the extractive
+        answer over the same passages instead, quotes a reader can check. A model that declined
+        by itself is believed."""
+        if run.kind != "llm" or not draft.abstained or not draft.draft or self.config.answer.llm_fallback != "extractive":
+            return draft
+        quoted = self._extractive(run).generate(run.question, run.context)
+        if quoted.abstained:
+            return draft
+        note = "the model's reply was withheld: no sentence of it was supported by its evidence; the evidence is quoted instead"
+        return replace(quoted, model=draft.model, draft=draft.draft, unsupported=draft.unsupported, note=note)
+
     def _finish(self, run: _Run, draft: Draft, generate_started: float) -> Answer:
         draft = renumber(draft)
         run.timings["generate"] = elapsed_ms(generate_started)
@@ -358,14 +373,13 @@ class KnowledgeBase:
                 self.llm, max_tokens=cfg.answer_tokens, require_citations=cfg.require_citations, checker=checker,
                 unsupported=cfg.unsupported, end_on_citation=cfg.llm_end_on_citation,
             )
+        return self._extractive(run)
+
+    def _extractive(self, run: _Run) -> ExtractiveGenerator:
+        cfg = self.config.answer
         return ExtractiveGenerator(
-            self._scorer(run.translation),
-            max_facts=cfg.max_facts,
-            max_sentences=cfg.max_sentences,
-            check=run.checked,
-            list_chars=cfg.list_chars,
-            check_question=run.translation,
-            fact_confidence=self.config.retrieval.facts_min_confidence,
+            self._scorer(run.translation), max_facts=cfg.max_facts, max_sentences=cfg.max_sentences, check=run.checked,
+            list_chars=cfg.list_chars, check_question=run.translation, fact_confidence=self.config.retrieval.facts_min_confidence,
         )
 
     def _scorer(self, translation: str | None = None) -> SentenceScorer:
@@ -413,7 +427,7 @@ class KnowledgeBase:
             citations=draft.citations,
             triples=tuple(p.evidence.fact for p in context.facts if p.evidence.fact is not None),
             evidence=found.evidence,
-            trace=replace(found.trace, timings_ms=dict(found.trace.timings_ms)),
+            trace=replace(found.trace, timings_ms=dict(found.trace.timings_ms), note="; ".join(filter(None, (found.trace.note, draft.note)))),
             abstained=draft.abstained,
             timings_ms=timings,
             usage=usage,

@@ -17,6 +17,8 @@ REFERENCE = re.compile(
     r"parts?|tables?|figures?|tab\.|fig\.|§+)\s*[\dIVXLC]+(?:\.\d+)*[a-z]?\b(?:\s*\(\w{1,4}\))*(?:\s*(?:,|and|or|to)\s*[\dIVXLC]+[a-z]?\b(?:\s*\(\w{1,4}\))*)*"
     r"|\b(?:No\.?\s*)?\d{2,4}/\d{1,4}(?:/\w+)?\b|\(\d{1,3}\)|^\s*\d{1,3}[.)]\s"
     r"|\b\d+(?:\.\d+){2,}\b|\|\s*\d{1,4}\s*$"  # section numbers "2.1.2.3"; a page number "… | 37"
+    # a paragraph's number inside an article: "… in the Union. 2. The provider …", "(Article 54) 2. … 3. …"
+    r"|(?<=[.;:)…] )\d{1,3}\.(?= (?:[A-Z(‘'\"]|…))"
     r"|\bOJ [CL]\s?\d+\s?[A-Z]?,\s*\d{1,2}\.\d{1,2}\.\d{4},\s*p\.\s*\d+"  # "OJ C 233, 16.6.2022, p. 22"
     # an act's legislative history and the acts it cites, in its footnotes: "Position of the European
     # Parliament of 10 November 2022 … and decision of the Council of 28 November 2022", "Regulation
@@ -35,5 +37,7 @@ def without_references(text: str) -> str:
 
     >>> without_references("Under Article 58(2) of Regulation (EU) 2016/679, fines reach 4 %.")
     'Under   of Regulation (EU)  , fines reach 4 %.'
+    >>> without_references("… in the Union. 2. The provider shall act within 2 months. (Article 54) 2. … 3. …")
+    '… in the Union.   The provider shall act within 2 months. ( )   …   …'
     """
     return REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", " ".join(text.split())))

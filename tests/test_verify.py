@@ -65,6 +65,9 @@ def test_regression_a_fragment_whose_number_is_only_an_article_number_is_unsuppo
     fragment = checker.support("The AI Office takes 2.", [evidence])
     assert not fragment.numbers_found and not fragment.supported
     assert checker.support("Under Article 2, the AI Office takes measures to monitor compliance.", [evidence]).supported
+    # nor by a paragraph's number, as the focused evidence shows it ("(EU AI Act Article 54) 2. … 3. …")
+    focused = "(EU AI Act Article 54) 2. … 3. … In such a case, the AI Office takes note of the termination."
+    assert not checker.support("The AI Office takes 2.", [focused]).numbers_found
 
 
 def test_citation_scores_follow_alce(checker):

@@ -330,6 +330,14 @@ class AnswerConfig(Section):
     unsupported: Literal["drop", "mark"] = Field(
         "drop", description="An LLM sentence its evidence does not support: 'drop' it, or 'mark' it [unsupported], uncited."
     )
+    llm_fallback: Literal["extractive", "abstain"] = Field(
+        "extractive",
+        description=(
+            "LLM answers: when the check withholds every sentence of the model's reply, 'extractive' quotes the"
+            " evidence instead (the extractive answer over the same passages, its own checks included); 'abstain' says"
+            " 'The documents do not say.'"
+        ),
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longer questions are rejected with an input error.")
 
 class ServerConfig(Section):
