@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.llm.base import LLM, Completion, Request
-from core.usage import Usage, UsageTracker
+from support.llms import ScriptedLLM
+
+from core.usage import UsageTracker
 from spr.fuse import fuse
 from spr.generate import ExtractiveGenerator, cited_ids, content_words, lexical_scores, renumber
 from spr.llm_answer import LLMGenerator
@@ -119,19 +120,6 @@ def test_a_sentence_stating_the_asked_value_answers_a_question_worded_unlike_it(
     assert declined.abstained
     unchecked = ExtractiveGenerator(LexicalScorer(0.5), max_facts=3, max_sentences=2).generate(question, context)
     assert unchecked.abstained  # without the check, the threshold decides alone
-
-
-class ScriptedLLM(LLM):
-    """Returns a fixed reply; the base class still does request building and usage accounting."""
-
-    def __init__(self, reply: str, tracker: UsageTracker):
-        super().__init__("scripted", tracker=tracker)
-        self.reply = reply
-        self.requests: list[Request] = []
-
-    def _generate(self, request: Request) -> Completion:
-        self.requests.append(request)
-        return Completion(self.reply, Usage(100, 20), False, self.model_id)
 
 
 def run_llm(reply: str, context=CONTEXT):

@@ -10,21 +10,11 @@ from __future__ import annotations
 
 import pytest
 from support.kbs import build_sample_kb
+from support.llms import ScriptedLLM
 
 from core.config import load_config
-from core.llm.base import LLM, Completion, Request
-from core.usage import Usage
 
 QUESTION = "Who issues the Notice on Distributed Photovoltaics?"
-
-
-class ScriptedLLM(LLM):
-    def __init__(self, reply: str):
-        super().__init__("scripted")
-        self.reply = reply
-
-    def _generate(self, request: Request) -> Completion:
-        return Completion(self.reply, Usage(10, 10), False, self.model_id)
 
 
 @pytest.fixture(scope="module")

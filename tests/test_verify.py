@@ -5,11 +5,10 @@ the LLM is a scripted subclass of ``core.llm.LLM`` (the check is under test, not
 from __future__ import annotations
 
 import pytest
+from support.llms import ScriptedLLM
 
 from core.config import Config
 from core.embed import make_embedder
-from core.llm.base import LLM, Completion, Request
-from core.usage import Usage
 from spr.cite import UNSUPPORTED_MARK, attribute, check_claims, evidence_texts, is_pointer
 from spr.fuse import fuse
 from spr.llm_answer import LLMGenerator
@@ -141,28 +140,19 @@ def test_needed_citations_keeps_a_pair_that_supports_only_together(checker):
     assert needed_citations("One.", [2], evidence, checker) == [2]  # a single citation is not re-checked
 
 
-class Scripted(LLM):
-    def __init__(self, reply: str):
-        super().__init__("scripted")
-        self.reply = reply
-
-    def _generate(self, request: Request) -> Completion:
-        return Completion(self.reply, Usage(10, 5), False, self.model_id)
-
-
 def test_llm_generator_drops_unsupported_sentences_and_abstains_when_none_stands(checker):
     fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
-    gen = LLMGenerator(Scripted(f"The fine is up to EUR 50,000 [{fine_id}]. It rises to EUR 90,000 in 2031 [{fine_id}]."), 64, True, checker=checker)
+    gen = LLMGenerator(ScriptedLLM(f"The fine is up to EUR 50,000 [{fine_id}]. It rises to EUR 90,000 in 2031 [{fine_id}]."), 64, True, checker=checker)
     draft = gen.generate("How much is the fine?", CONTEXT)
     assert draft.text == f"The fine is up to EUR 50,000 [{fine_id}]." and not draft.abstained
     assert draft.unsupported == ("It rises to EUR 90,000 in 2031.",)
-    none = LLMGenerator(Scripted(f"Fines are EUR 90,000 [{fine_id}]."), 64, True, checker=checker).generate("How much?", CONTEXT)
+    none = LLMGenerator(ScriptedLLM(f"Fines are EUR 90,000 [{fine_id}]."), 64, True, checker=checker).generate("How much?", CONTEXT)
     assert none.text == ABSTAIN and none.abstained and none.draft.startswith("Fines are EUR 90,000")
 
 
 def test_llm_generator_stream_yields_pieces_then_the_checked_draft(checker):
     fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
-    gen = LLMGenerator(Scripted(f"The fine is up to EUR 50,000 [{fine_id}]."), 64, True, checker=checker)
+    gen = LLMGenerator(ScriptedLLM(f"The fine is up to EUR 50,000 [{fine_id}]."), 64, True, checker=checker)
     stream = gen.stream("How much is the fine?", CONTEXT)
     pieces = []
     while True:
@@ -183,10 +173,10 @@ def test_an_uncited_reply_is_cited_by_shared_words_only_not_by_the_support_test(
     fine_id = next(p.cid for p in CONTEXT.pieces if p.evidence.chunk == ACT)
     paraphrase = "Failing to sign up a facility is punished with up to EUR 50,000."
     assert attribute(paraphrase, CONTEXT, 0.6) == paraphrase and checker.support(paraphrase, [FINE]).supported
-    withheld = LLMGenerator(Scripted(paraphrase), 64, True, checker=checker).generate("How much is the fine?", CONTEXT)
+    withheld = LLMGenerator(ScriptedLLM(paraphrase), 64, True, checker=checker).generate("How much is the fine?", CONTEXT)
     assert withheld.text == ABSTAIN and withheld.draft == paraphrase
     close = "An operator who fails to register an installation pays a fine of up to EUR 50,000."
-    draft = LLMGenerator(Scripted(close), 64, True, checker=checker).generate("How much is the fine?", CONTEXT)
+    draft = LLMGenerator(ScriptedLLM(close), 64, True, checker=checker).generate("How much is the fine?", CONTEXT)
     assert draft.attributed and draft.text == f"{close[:-1]} [{fine_id}]."
 
 
