@@ -364,12 +364,13 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         question = gloss(question)
     asked = asked_value(question)
     texts = [[read(t) for t in p.texts] for p in found]  # read once: the premises and each passage's subject
+    asking = asked_part(question)  # the sentences that ask, without the asker's case
     names = premise_names(question) if stated is None else stated
     premises = missing_premises(question, [t for passage in texts for t in passage], stated)
     # The asker's case is theirs, names as numbers: "We're an online retailer with our EU head
     # office in Dublin …" asks a rule the law states without Dublin. A name only the case states
     # that the evidence lacks does not decide; one it has still tells which passages are on topic.
-    told = set(names) - set(premise_names(asked_part(question))) if stated is None else set()
+    told = set(names) - set(premise_names(asking)) if stated is None else set()
     missing = tuple(name for name in premises if name not in told)
     if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
@@ -405,7 +406,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         # of "What renewables share …" to a reader, not to word matching.
         if not any(mentions(focus, [s, *heads.get(s, ())]) for s in answers):
             return Verdict(False, asked, (), f"no sentence stating a {asked} mentions: " + ", ".join(sorted(focus)))
-    if stated is None and asked == "time" and asks_end(asked_part(question)):
+    if stated is None and asked == "time" and asks_end(asking):
         # The date of an end: a sentence with a year but no end in it (a table of 2040 shares)
         # does not say when coal power stops. Asked, not told: "Our financial year ends on 31
         # December. When must we publish?" asks no end.
@@ -417,7 +418,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
         # the megawatts of solar power: the unit stands next to what the question asks about.
         if not any(states_dimension(dimensions, read(s)) and (not focus or mentions(focus, [s, *heads.get(s, ())])) for s in answers):
             return Verdict(False, asked, (), f"no sentence states a {asked} in units of " + " or ".join(sorted(dimensions)))
-    years = question_years(asked_part(question)) if asked in QUANTITIES else set()
+    years = question_years(asking) if asked in QUANTITIES else set()
     if years:
         # A target is a value for a year: "What share … does Greece aim for in 2040?" is not
         # answered by its 2030 share, though a table of the plan names 2040 elsewhere.
