@@ -42,7 +42,7 @@ from spr.qa import KnowledgeBase  # noqa: E402
 from spr.retrieval.fusion import Ranked, is_second_stage, reciprocal_rank_fusion  # noqa: E402
 from spr.retrieval.registry import hybrid as hybrid_mode  # noqa: E402
 from spr.retrieval.registry import signals  # noqa: E402
-from spr.retrieval.rescore import follow_references, rescore, with_bonus  # noqa: E402
+from spr.retrieval.rescore import follow_references, long_unit_cosines, rescore, with_bonus  # noqa: E402
 from spr.retrieval.sections import FAVOURED  # noqa: E402
 from store.units import read_units  # noqa: E402
 from store.vocab import PKB  # noqa: E402
@@ -211,6 +211,8 @@ def main() -> int:
                     help="an extra weighting to score (repeatable)")
     ap.add_argument("--retrieval", action="append", default=[], metavar="KEY=VALUE",
                     help="set a [retrieval] field for every row, e.g. rescore_pull_named=false (repeatable)")
+    ap.add_argument("--long-unit-words", type=int, action="append", default=[],
+                    help="also rescore by sentence cosine only in units of more than N words (repeatable)")
     ap.add_argument("--section-bonus", type=float, default=None, help="[retrieval] rescore_section_bonus (default: the config's)")
     ap.add_argument("--link-bonus", type=float, default=None, help="[retrieval] rescore_link_bonus (default: the config's)")
     ap.add_argument("--named-bonus", type=float, default=None, help="[retrieval] rescore_named_bonus (default: the config's)")
@@ -284,16 +286,19 @@ def main() -> int:
         for label, lists in fused_lists.items():
             score(label, lists)
         # The offline rescoring of [retrieval] rescore over the top rescore_top_n (spr.retrieval.rescore),
-        # by the best window cosine (``dense``) or by the best of window and sentence cosines.
+        # by the cosines the retriever uses, by the best window cosine alone, or by the best of window and
+        # sentence cosines in every unit or in units over N words.
         dense = next(s for s in sigs if s.name == "dense")
         sent = next(s for s in sigs if s.name == "sentences")
         named_by = next(s for s in sigs if s.name == "graph").graph.documents_named  # type: ignore[attr-defined]
 
-        def window_or_sentence(question: str, chunks: list[str]) -> dict[str, float]:
-            a, b = dense.similarities(question, chunks), sent.similarities(question, chunks)
-            return {ch: max(a.get(ch, -1.0), b.get(ch, -1.0)) for ch in {*a, *b}}
+        def by_length(words: int):
+            return long_unit_cosines(dense.similarities, sent.similarities, words, raw)
 
-        cosine_kinds = {"": dense.similarities, " (sentence cos)": window_or_sentence}
+        # "" as the retriever scores (the best sentence cosine in units over rescore_sentence_words words)
+        cosine_kinds = {"": by_length(c.rescore_sentence_words), " (window cos)": dense.similarities, " (sentence cos)": by_length(0)}
+        for words in args.long_unit_words:
+            cosine_kinds[f" (sentence cos over {words} words)"] = by_length(words)
         bases = ("hybrid", "dense", "sentences", "hybrid + sentences 0.5", "hybrid + sentences 1", "hybrid + prf 0.5",
                  "hybrid + prf 1", "hybrid + sentences 1 + prf 1", "hybrid - sentences", "hybrid + sections 1", "hybrid - sections")
         for base in (b for b in (*bases, *args.variant) if b in fused_lists):  # "hybrid - sentences" only while the signal is weighted

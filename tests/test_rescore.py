@@ -218,3 +218,57 @@ def test_hybrid_pulls_in_the_document_its_first_passage_names(kb_dir):
     assert pulled and (LINK, 1) in pulled[0].ranks and after[0].chunk.iri == before[0].chunk.iri
     assert pulled[0].chunk.heading_path  # evidence as the fused stage makes it: heading path, offsets
     assert pulled[0].text in pulled[0].chunk.text or pulled[0].chunk.text in pulled[0].text
+
+
+def test_a_long_unit_is_scored_by_its_best_sentence_a_short_one_by_its_window():
+    """A law article's window vector blurs the one provision asked about; a short paragraph's best
+    sentence would only favour length (``[retrieval] rescore_sentence_words``)."""
+    texts = {"urn:article": "Member States shall report. " * 10 + "The fee is EUR 50.", "urn:short": "The fee is EUR 40. It is paid yearly."}
+    first = [
+        Evidence(kind="chunk", text=t, score=1.0, source="hybrid", chunk=ChunkRef(iri, iri + "-doc", "Act", 0, len(t), t))
+        for iri, t in texts.items()
+    ]
+    window = {"urn:article": 0.3, "urn:short": 0.6}
+    sentence = {"urn:article": 0.9, "urn:short": 0.95}
+    asked: list[list[str]] = []
+
+    def sentence_cosines(question, chunks):
+        asked.append(list(chunks))
+        return {c: sentence[c] for c in chunks}
+
+    def ranked(words: int) -> list[str]:
+        reranker = OfflineReranker(
+            _Ranked(first), lambda q, chunks: {c: window[c] for c in chunks}, top_n=2, dense_weight=1.0,
+            sentence_cosines=sentence_cosines, sentence_words=words,
+        )
+        return [e.chunk.iri for e in reranker.search("What is the fee?", 2).evidence]
+
+    assert ranked(10**6) == ["urn:short", "urn:article"] and asked == []  # no unit is long: windows only
+    assert ranked(20) == ["urn:article", "urn:short"] and asked == [["urn:article"]]  # 45 words > 20; the short one keeps 0.6
+    assert ranked(0) == ["urn:short", "urn:article"]  # every unit by its best sentence: 0.95 > 0.9
+
+
+def test_without_sentence_vectors_long_units_keep_their_window_cosines(kb_dir, tmp_path):
+    copy = tmp_path / "kb"
+    shutil.copytree(kb_dir, copy)
+    shutil.rmtree(KBLayout(copy).index("sentences"))
+
+    def scores(words: int) -> list[tuple[str, float]]:
+        config = _rescoring(copy, weight_sentences=0.0, rescore_sentence_words=words)  # the sentence signal needs the index too
+        with KnowledgeBase.open(config) as kb:
+            result = kb.retriever("hybrid").search(PENALTY, 3)
+        assert "word overlap only" not in result.trace.note
+        return [(e.chunk.iri, e.score) for e in result.evidence]
+
+    assert scores(0) == scores(10**6)
+
+
+def test_hybrid_scores_long_units_by_their_best_sentence(kb_dir):
+    def scores(words: int) -> dict[str, float]:
+        with KnowledgeBase.open(_rescoring(kb_dir, rescore_sentence_words=words)) as kb:
+            return {e.chunk.iri: e.score for e in kb.retriever("hybrid").search(PENALTY, 5).evidence}
+
+    windows, sentences = scores(10**6), scores(0)
+    shared = windows.keys() & sentences.keys()
+    assert shared and all(sentences[c] >= windows[c] for c in shared)  # the best of window and sentence, never less
+    assert any(sentences[c] > windows[c] for c in shared)

@@ -171,6 +171,12 @@ class RetrievalConfig(Section):
         "(no model). On by measurement: mean R@5/QR@5 +2.1 points (mpnet, five sets), +1.9 (MiniLM, six).",
     )
     rescore_top_n: int = Field(20, ge=1, le=200, description="rescore: fused candidates rescored (at least k are).")
+    rescore_sentence_words: int = Field(
+        200, ge=0,
+        description="rescore: a candidate of more than this many words is scored by the best of its window and sentence "
+        "cosines (a law article holds many provisions; its window vector blurs the one asked about); shorter ones by the "
+        "window alone. 0 = every candidate, a huge value = none (spr/retrieval/rescore.py, docs/retrieval.md).",
+    )
     rescore_dense_weight: float = Field(
         0.7, ge=0.0, le=1.0, description="Offline rescoring (hybrid's rescore, docgraph's rerank): weight of the cosine; the rest is word overlap."
     )

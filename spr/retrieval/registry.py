@@ -127,6 +127,7 @@ def hybrid(kb: Services, weights: dict[str, float] | None = None) -> Retriever:
             named_by=named_by, link_bonus=c.rescore_link_bonus, named_bonus=c.rescore_named_bonus, pull=pull if c.rescore_pull else None,
             titled=titles.named, pull_named=pull if c.rescore_pull_named else None,
             alike=titles.named_alike if c.rescore_named_alike else None,
+            sentence_cosines=next(s for s in sigs if s.name == "sentences").similarities, sentence_words=c.rescore_sentence_words,
         )
     if c.choices:
         from spr.retrieval.choices import ChoiceRetriever

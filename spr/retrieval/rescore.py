@@ -87,6 +87,36 @@ def offline_scores(question: str, texts: Sequence[str], cosines: Sequence[float 
     return out
 
 
+def long_unit_cosines(window: Cosines, sentence: Cosines | None, words: int, texts: dict[str, str]) -> Cosines:
+    """``window`` cosines, with the best sentence cosine taking over where it is higher for the
+    chunks whose text (``texts``, by IRI) has more than ``words`` words. A law article's window
+    vector averages its provisions and blurs the one a question asks about; a Wikipedia paragraph
+    is about one thing, and the best of its sentences would only favour longer paragraphs
+    (measured: docs/retrieval.md "Sentence cosines in long units"). A KB without sentence
+    vectors keeps the window cosines.
+
+    >>> window = lambda q, chunks: {c: 0.5 for c in chunks}
+    >>> sentence = lambda q, chunks: {c: 0.8 for c in chunks}
+    >>> long_unit_cosines(window, sentence, 3, {"a": "one two three four", "b": "one two"})("q", ["a", "b"])
+    {'a': 0.8, 'b': 0.5}
+    """
+    if sentence is None:
+        return window
+
+    def cosines(question: str, chunks: list[str]) -> dict[str, float]:
+        out = window(question, chunks)
+        long = [c for c in chunks if len(texts.get(c, "").split()) > words]
+        try:
+            best = sentence(question, long) if long else {}
+        except StoreError:
+            best = {}
+        for chunk, v in best.items():
+            out[chunk] = max(out.get(chunk, v), v)
+        return out
+
+    return cosines
+
+
 def rescore(
     question: str, chunks: Sequence[str], texts: Sequence[str], cosines: Cosines | None, dense_weight: float,
     favoured: Collection[str] = (), bonus: float = 0.0,
@@ -183,12 +213,15 @@ class OfflineReranker(Retriever):
     (:func:`follow_references`; ``named_by`` None: none), and one of a document the question names
     ``(NAMED, 1)``. A document the first names that no candidate is from is pulled in by ``pull``
     (None: not); documents the question names by their titles' distinctive words (``titled``) that
-    no candidate is from, by ``pull_named`` (None: not). The name stays the inner one's."""
+    no candidate is from, by ``pull_named`` (None: not). A candidate of more than ``sentence_words``
+    words is scored by the best of its window and ``sentence_cosines`` (:func:`long_unit_cosines`;
+    None: windows only). The name stays the inner one's."""
 
     def __init__(
         self, inner: Retriever, cosines: Cosines | None, *, top_n: int = 20, dense_weight: float = 0.7, section_bonus: float = 0.0,
         named_by: NamedBy | None = None, link_bonus: float = 0.0, named_bonus: float = 0.0, pull: Pull | None = None,
         titled: NamedBy | None = None, pull_named: Pull | None = None, alike: NamedBy | None = None,
+        sentence_cosines: Cosines | None = None, sentence_words: int = 0,
     ):
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
@@ -205,6 +238,8 @@ class OfflineReranker(Retriever):
         self.titled = titled
         self.pull_named = pull_named
         self.alike = alike
+        self.sentence_cosines = sentence_cosines
+        self.sentence_words = sentence_words
 
     def retrieve(self, question: str, k: int) -> list[Evidence]:
         return list(self.search(question, k).evidence)
@@ -220,7 +255,10 @@ class OfflineReranker(Retriever):
         favoured = {iri for iri, e in zip(iris, candidates, strict=True) if favoured_section(e.ranks)}
         texts = [e.text for e in candidates]
         read = [under_heads(e.chunk, e.text) for e in candidates]  # type: ignore[arg-type]
-        scores, note = rescore(question, iris, read, self.cosines, self.dense_weight, favoured, self.section_bonus)
+        cosines = None if self.cosines is None else long_unit_cosines(
+            self.cosines, self.sentence_cosines, self.sentence_words, dict(zip(iris, texts, strict=True))
+        )
+        scores, note = rescore(question, iris, read, cosines, self.dense_weight, favoured, self.section_bonus)
         documents = [e.chunk.document for e in candidates]  # type: ignore[union-attr]
         named_by = _remembered(self.named_by)  # the first candidate's text is read for names once, for hops and pulls
         in_question = set(named_by(question)) if named_by is not None and self.named_bonus > 0 else set()
