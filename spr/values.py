@@ -52,7 +52,9 @@ _UNIT = r"(?:[kMGTP]?W[hp]?(?:e|el|th)?|[kMG]?toe|[kMG]?t(?:CO2\w*)?|Mt\w*|kt\w*
 _AMOUNT = r"(\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?)\s?(?:(?:million|thousand|billion|mio\.?|bn)\s)?"
 # A count is a number with the noun it counts ("20 stations"): not a number of money ("EUR 300
 # million from …", "300 euros") or one followed by a function word ("2025 and 2029").
-_NOT_COUNTED = r"(?:from|to|in|of|by|and|or|for|per|between|the|a|an|at|on|with|than|is|are|was|were|euros?|eur|cents?)\b"
+# Nor a share: "how many jobs" is not answered by "falls by 12 percentage points".
+_NOT_COUNTED = r"(?:from|to|in|of|by|and|or|for|per|between|the|a|an|at|on|with|than|is|are|was|were|euros?|eur|cents?|percent\w*)\b"
+_ASKS_SHARE = re.compile(r"percent|per cent|%")
 _COUNTED = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})[a-z][a-z-]+\b")
 _COUNTED_UNITS = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})(?:[a-z][a-z-]+|{_UNIT})\b")
 # "How many gigawatts …" counts in a unit; "how many plants" is not answered by "2 GW".
@@ -80,6 +82,9 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
     False
     >>> states_value("time", "Member States shall apply the measures from 2030.", "What applies in 2030?")
     False
+    >>> falls = "The import dependency falls by 12 percentage points by 2030."  # a share counts no jobs
+    >>> states_value("number", falls, "How many jobs will the plan create?"), states_value("number", falls, "By how many percentage points?")
+    (False, True)
     """
     if _FURNITURE.search(sentence) or len(_WORDS.findall(sentence)) < MIN_WORDS:
         return False  # a running header, a page number, a heading: no statement
@@ -91,7 +96,8 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
         # ("how much" also "70 %"); a bare number in extracted text is mostly a page or a note.
         cased = _ORDINAL.sub(" ", without_references(sentence))
         asked = question.lower()
-        counted = (_COUNTED_UNITS if _ASKS_UNIT.search(asked) else _COUNTED) if re.search(r"\bhow many\b", asked) else _MEASURED
+        counts = re.search(r"\bhow many\b", asked) and not _ASKS_SHARE.search(asked)  # "by how many percentage points" asks a share
+        counted = (_COUNTED_UNITS if _ASKS_UNIT.search(asked) else _COUNTED) if counts else _MEASURED
         values = {v for m in counted.finditer(cased) for v in numbers(m.group(1) or m.group(2) or "")} - numbers(question)
         if {v for v in values if not _YEAR.fullmatch(v)}:  # a year answers "when", not "how many"
             return True
