@@ -55,12 +55,14 @@ _AMOUNT = r"(\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?)\s?(?:(?:million|thousan
 # Nor a share: "how many jobs" is not answered by "falls by 12 percentage points".
 _NOT_COUNTED = r"(?:from|to|in|of|by|and|or|for|per|between|the|a|an|at|on|with|than|is|are|was|were|euros?|eur|cents?|percent\w*)\b"
 _ASKS_SHARE = re.compile(r"percent|per cent|%")
+_PER_UNIT = re.compile(r"\bper (?!cent\b)[a-z]")  # "how much … per kilogram" asks a price per unit
+_SHARE = re.compile(r"\d\s?(?:%|per ?cent|percent)")
 _COUNTED = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})[a-z][a-z-]+\b")
 _COUNTED_UNITS = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})(?:[a-z][a-z-]+|{_UNIT})\b")
 # "How many gigawatts …" counts in a unit; "how many plants" is not answered by "2 GW".
 _ASKS_UNIT = re.compile(r"watt|tonnes?\b|\btons?\b|joule|metres?\b|meters?\b|hectares?|litres?|barrels?|cubic|\btoe\b")
-_MEASURED = re.compile(
-    rf"(?<![\w.,]){_AMOUNT}(?:(?:[a-z][a-z-]+|{_UNIT})\b|%|per ?cent\b)"
+_MEASURED = re.compile(  # an amount of something: "5 GW", "70 %", "600 000 points"; not "77 to establish" (a note's number)
+    rf"(?<![\w.,]){_AMOUNT}(?:(?:(?!{_NOT_COUNTED})[a-z][a-z-]+|{_UNIT})\b|%|per ?cent\b|percent\w*)"
     rf"|\b(?:than|at least|at most|up to|exceeding|above|below)\s+{_AMOUNT}"  # "greater than 10^25"
 )
 # Counts in words; not "one" or "third", which legal text uses for other things ("one or more",
@@ -85,6 +87,10 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
     >>> falls = "The import dependency falls by 12 percentage points by 2030."  # a share counts no jobs
     >>> states_value("number", falls, "How many jobs will the plan create?"), states_value("number", falls, "By how many percentage points?")
     (False, True)
+    >>> states_value("number", "All citizens of Croatia, 77 to establish a monitoring system.", "How much hydrogen?")  # a note's number
+    False
+    >>> states_value("money", "Recycling targets: plastic 50% 55%.", "How much is paid per kilogram?"), states_value("money", "Fines of 4 % of turnover.")
+    (False, True)
     """
     if _FURNITURE.search(sentence) or len(_WORDS.findall(sentence)) < MIN_WORDS:
         return False  # a running header, a page number, a heading: no statement
@@ -104,10 +110,13 @@ def states_value(kind: ValueKind, sentence: str, question: str = "") -> bool:
         return _COUNT_WORD.search(plain) is not None
     pattern = _STATES[kind]
     known_numbers = numbers(question)
+    per_unit = kind == "money" and _PER_UNIT.search(question.lower()) is not None
     for match in pattern.finditer(plain):
         found = match.group(0)
         if _DIGITS.search(found) and numbers(found) and numbers(found) <= known_numbers:
             continue  # restates the question's own figure
+        if per_unit and _SHARE.fullmatch(found):
+            continue  # a price per kilogram is no share
         return True
     return False
 
