@@ -26,12 +26,13 @@ DURATION = re.compile(
     rf"\b{_QUANTITY}[ -]?(?:calendar |working |business )?(?:hours?|days?|weeks?|months?|years?|minutes?|decades?)\b"
     r"|\b(?:without undue delay|immediately|annually|yearly|monthly|weekly|daily|hourly|biennially|once a)\b"
 )
+_SHARE_TEXT = r"\d\s?(?:%|per ?cent\b|percent\b)"  # "4 %", "10 per cent"
 _STATES: dict[ValueKind, re.Pattern[str]] = {
     "duration": DURATION,
     "money": re.compile(
         rf"(?:€|\$|£)\s?\d|\b\d[\d ,.\u00a0\u202f]*\s?(?:€|eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn|cents?|ct)\b"
         rf"|\b(?:eur|euros?|usd|gbp|chf|sek|dkk|pln|czk|huf|ron|bgn)\s?{_QUANTITY}\b"
-        r"|\d\s?(?:%|per ?cent\b|percent\b)"
+        rf"|{_SHARE_TEXT}"
     ),
     "percent": re.compile(
         r"\d\s?(?:%|per ?cent\b|percent\b|percentage points?\b)|\b(?:half|one[ -]third|two[ -]thirds|"
@@ -56,7 +57,7 @@ _AMOUNT = r"(\d+(?:[ \u00a0\u202f.,]\d{3})*(?:[.,]\d+)?)\s?(?:(?:million|thousan
 _NOT_COUNTED = r"(?:from|to|in|of|by|and|or|for|per|between|the|a|an|at|on|with|than|is|are|was|were|euros?|eur|cents?|percent\w*)\b"
 _ASKS_SHARE = re.compile(r"percent|per cent|%")
 _PER_UNIT = re.compile(r"\bper (?!cent\b)[a-z]")  # "how much … per kilogram" asks a price per unit
-_SHARE = re.compile(r"\d\s?(?:%|per ?cent|percent)")
+_SHARE = re.compile(_SHARE_TEXT)
 _COUNTED = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})[a-z][a-z-]+\b")
 _COUNTED_UNITS = re.compile(rf"(?<![\w.,€$£])(?<!EUR )(?<!€ ){_AMOUNT}(?!{_NOT_COUNTED})(?:[a-z][a-z-]+|{_UNIT})\b")
 # "How many gigawatts …" counts in a unit; "how many plants" is not answered by "2 GW".
