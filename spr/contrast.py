@@ -35,7 +35,7 @@ from spr.lexical import content_words
 from spr.references import without_references
 
 ALIGNED = 0.75  # share of the question's content words a sentence holds to count as its near copy
-MIN_WORDS = 4  # a question of fewer content words aligns with too much by chance
+MIN_WORDS = 4  # a question of fewer content words aligns with too much by chance, unless held whole
 
 _PAIRS = (
     "most least", "more less", "more fewer", "many few", "maximum minimum", "highest lowest", "higher lower",
@@ -110,14 +110,16 @@ def _numbers(words: set[str]) -> dict[str, set[str]]:
 
 def alignment(question: str, sentence: str) -> float:
     """The share of ``question``'s content words (stemmed) that ``sentence`` holds, itself or
-    turned round (an opposite, a negating prefix added or taken away); 0 for a question of fewer
-    than :data:`MIN_WORDS` of them.
+    turned round (an opposite, a negating prefix added or taken away). A question of fewer than
+    :data:`MIN_WORDS` of them aligns only when the sentence holds all three; of fewer, never.
 
     >>> alignment("What is one of the least important open questions?", "It is one of the most important open questions.")
     1.0
+    >>> alignment("What algorithm is always practical?", "An algorithm is not always practical."), alignment("What algorithm is always fast?", "An algorithm is always practical.")
+    (1.0, 0.0)
     """
     terms = set(content_words(question))
-    if len(terms) < MIN_WORDS:
+    if len(terms) < MIN_WORDS - 1:
         return 0.0
     held = terms & set(content_words(sentence))
     # A word the sentence turns round is aligned too: in "… an informal language … whose input is
@@ -127,7 +129,8 @@ def alignment(question: str, sentence: str) -> float:
     for word in q - s:
         if (_OPPOSITES.get(word, set()) & s) or _negated(word, s):
             held |= set(content_words(word)) & terms
-    return len(held) / len(terms)
+    # Three words held at random are likelier than four: a short question must be held whole.
+    return len(held) / len(terms) if len(terms) >= MIN_WORDS or held == terms else 0.0
 
 
 def contrast(question: str, sentence: str) -> str | None:

@@ -78,3 +78,13 @@ def test_a_swapped_word_declines_the_question_and_a_shared_only_is_no_negation()
                                [answerable.Passage((thesis,), (thesis,))])  # fmt: skip
     assert not negated.answerable and negated.reason == "the question says 'not', the sentence does not"
     assert answerable.check("What number is used in parallel computing?", [answerable.Passage((PARALLEL,), (PARALLEL,))]).answerable
+
+
+def test_a_short_question_counts_as_a_near_copy_only_when_held_whole():
+    """SQuAD 2.0: "What algorithm is always practical?" over "… a polynomial time algorithm is not
+    always practical." has three content words; below four a question aligned with nothing. Held
+    whole it is a near copy; two of three words are not."""
+    said = "Nevertheless, a polynomial time algorithm is not always practical."
+    turned = answerable.check("What algorithm is always practical?", [answerable.Passage((said,), (said,))])
+    assert not turned.answerable and turned.reason == "the sentence says 'not', the question does not"
+    assert answerable.check("What algorithm is always fast?", [answerable.Passage((said,), (said,))]).answerable
