@@ -256,7 +256,8 @@ class AnswerConfig(Section):
         True,
         description=(
             "Abstain when the evidence cannot hold the answer (spr/answerable.py): a name or number the question"
-            " states appears in no retrieved passage, or it asks for a value (days, amount, share, year) no sentence states."
+            " states appears in no retrieved passage, it asks for a value (days, amount, share, year) no sentence states,"
+            " or the sentences it nearly copies say its opposite or have a word where it has one the evidence never uses."
         ),
     )
     deepen_k: int = Field(
