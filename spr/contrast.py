@@ -110,8 +110,8 @@ def _numbers(words: set[str]) -> dict[str, set[str]]:
 
 def alignment(question: str, sentence: str) -> float:
     """The share of ``question``'s content words (stemmed) that ``sentence`` holds, itself or
-    turned round (an opposite, a negating prefix added or taken away). A question of fewer than
-    :data:`MIN_WORDS` of them aligns only when the sentence holds all three; of fewer, never.
+    turned round (an opposite, a negating prefix added or taken away). A question of three (one
+    fewer than :data:`MIN_WORDS`) aligns only when the sentence holds all three; of fewer, never.
 
     >>> alignment("What is one of the least important open questions?", "It is one of the most important open questions.")
     1.0
@@ -241,12 +241,12 @@ def substituted(question: str, sentences: Sequence[str], evidence: Iterable[str]
 
     "What number is used in *perpendicular* computing?" over "… the number of processors (used
     in *parallel* computing)": the question is the sentence with one word swapped, and the
-    evidence never speaks of "perpendicular". A paraphrase swaps words too ("a *specific*
-    algorithm" for "a *particular* algorithm"), but keeps the words it swapped in from elsewhere
-    in the text or reworks more of the sentence than one word; a swap counts only when the word
-    put in is nowhere in the evidence, both sit between the same two neighbours, before the content
-    word they qualify (:func:`_modifier`), and the question with the sentence's word put back is its
-    near copy (:func:`alignment` ≥ :data:`ALIGNED`). A misspelling ("polynomial-*tome*") is no swap.
+    evidence never speaks of "perpendicular". Paraphrases swap words too, so a swap counts only
+    when the word put in is nowhere in the evidence, both words sit between the same two
+    neighbours, before the content word they qualify (:func:`_modifier`: not a verb, an adverb or a
+    word of degree such as "specific" for "particular"), and the question with the sentence's word
+    put back is its near copy (:func:`alignment` ≥ :data:`ALIGNED`). A misspelling
+    ("polynomial-*tome*") is no swap.
 
     >>> substituted("What number is used in perpendicular computing today?",
     ...             ["The number of processors is used in parallel computing today."], ["The number of processors …"])
