@@ -15,8 +15,7 @@ is whether the evidence holds what the question presupposes and what it asks for
   (:func:`spr.values.states_value`); a question asking for a minimum is not answered by sentences
   that only set maxima ("fines up to …").
 - **contrast**: the sentences that nearly copy the question do not say its opposite ("most"
-  where it asks about "least"; :func:`spr.contrast.contradicted`), nor have a word in the place
-  of one the evidence never uses (:func:`spr.contrast.substituted`).
+  where it asks about "least"; :func:`spr.contrast.contradicted`).
 
 Pure functions over strings; :func:`check` is what the answer paths call.
 """
@@ -41,7 +40,7 @@ from spr.asking import (
     says_end,
 )
 from spr.choices import choice, compares
-from spr.contrast import contradicted, substituted
+from spr.contrast import contradicted
 from spr.countries import COUNTRY_OF
 from spr.durations import asked_duration, states_duration
 from spr.fuse import FusedContext
@@ -367,8 +366,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     texts = [[read(t) for t in p.texts] for p in found]  # read once: the premises and each passage's subject
     asking = asked_part(question)  # the sentences that ask, without the asker's case
     names = premise_names(question) if stated is None else stated
-    evidence = [t for passage in texts for t in passage]
-    premises = missing_premises(question, evidence, stated)
+    premises = missing_premises(question, [t for passage in texts for t in passage], stated)
     # The asker's case is theirs, names as numbers: "We're an online retailer with our EU head
     # office in Dublin …" asks a rule the law states without Dublin. A name only the case states
     # that the evidence lacks does not decide; one it has still tells which passages are on topic.
@@ -376,8 +374,7 @@ def check(question: str, found: Sequence[Passage]) -> Verdict:
     missing = tuple(name for name in premises if name not in told)
     if off_topic(question, missing, stated):
         return Verdict(False, asked, missing, "the evidence never mentions: " + ", ".join(missing))
-    sentences = [s for p in found for s in p.sentences]
-    if stated is None and not compares(question) and (turned := contradicted(question, sentences) or substituted(question, sentences, evidence)):
+    if stated is None and not compares(question) and (turned := contradicted(question, [s for p in found for s in p.sentences])):
         return Verdict(False, asked, (), turned)  # "the least important …" over "the most important …"
     if asked is None:
         return Verdict(True, asked)

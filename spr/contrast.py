@@ -20,16 +20,13 @@ candidate sentence that holds most of its content words (:data:`ALIGNED`):
 
 :func:`contradicted` is the verdict: every aligned sentence says the opposite (one aligned
 sentence free of contrasts answers, whatever the others say), with the reason for the first.
-:func:`substituted` finds the other way such a question is made: one word of the sentence
-replaced by a word the evidence never uses ("used in *perpendicular* computing" over "used in
-*parallel* computing"). Pure functions over strings; English only.
+Pure functions over strings; English only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from difflib import SequenceMatcher
+from collections.abc import Sequence
 
 from spr.lexical import content_words
 from spr.references import without_references
@@ -233,84 +230,3 @@ def contradicted(question: str, sentences: Sequence[str]) -> str | None:
         reasons.append(reason)
     return reasons[0] if reasons else None
 
-
-# --- a word put in for one of the sentence's -----------------------------------------------------
-def substituted(question: str, sentences: Sequence[str], evidence: Iterable[str]) -> str | None:
-    """A word of ``question`` that none of ``evidence`` uses, standing where a sentence that
-    the question nearly copies has another word; None when there is none.
-
-    "What number is used in *perpendicular* computing?" over "… the number of processors (used
-    in *parallel* computing)": the question is the sentence with one word swapped, and the
-    evidence never speaks of "perpendicular". Paraphrases swap words too, so a swap counts only
-    when the word put in is nowhere in the evidence, both words sit between the same two
-    neighbours, before the content word they qualify (:func:`_modifier`: not a verb, an adverb or a
-    word of degree such as "specific" for "particular"), and the question with the sentence's word
-    put back is its near copy (:func:`alignment` ≥ :data:`ALIGNED`). A misspelling
-    ("polynomial-*tome*") is no swap.
-
-    >>> substituted("What number is used in perpendicular computing today?",
-    ...             ["The number of processors is used in parallel computing today."], ["The number of processors …"])
-    "the question says 'perpendicular' where the sentence says 'parallel', and the evidence never says 'perpendicular'"
-    >>> substituted("What number is used in parallel computting today?",
-    ...             ["The number of processors is used in parallel computing today."], ["The number of processors …"]) is None
-    True
-    """
-    asked = _WORD.findall(question.lower().replace("’", "'"))
-    used = {w for text in evidence for w in content_words(text)}
-    foreign = [
-        i for i, word in enumerate(asked)
-        if 0 < i < len(asked) - 1 and _modifier(word) and _content(asked[i + 1]) and asked[i - 1] not in _BEFORE_VERBS
-        and not set(content_words(word)) & used
-    ]
-    if not foreign:
-        return None
-    for sentence in sentences:
-        said = _WORD.findall(sentence.lower().replace("’", "'"))
-        for i in foreign:
-            word, left, right = asked[i], asked[i - 1], asked[i + 1]
-            for j in range(1, len(said) - 1):
-                other = said[j]
-                if (said[j - 1], said[j + 1]) != (left, right) or other in asked or not _modifier(other) or _misspelt(word, other):
-                    continue
-                if alignment(" ".join([*asked[:i], other, *asked[i + 1 :]]), sentence) >= ALIGNED:
-                    return f"the question says '{word}' where the sentence says '{other}', and the evidence never says '{word}'"
-    return None
-
-
-# The swap that makes a question about something else is a word that picks out a different thing,
-# before the word it qualifies: "*perpendicular* computing", "*modern* Europe", "the *Alpha* Prize".
-# Not a verb ("to *address* processing" for "to *bring* processing …"), an adverb ("*actually*"
-# for "*indeed*"), nor a word that says how much or which one of a thing is meant ("the *minimum*
-# aspects" for "the *following* aspects"): those are how questions reword what they ask.
-_BEFORE_VERBS = frozenset("to must may might shall should will would can could does do did not".split())
-_DEGREE = frozenset(
-    "minimum maximum least most more less main key basic primary principal major specific particular certain "
-    "given various several other same such own overall exact precise actual real total full whole entire".split()
-)
-
-
-def _content(word: str) -> bool:
-    return bool(content_words(word)) and not word[0].isdigit()
-
-
-def _modifier(word: str) -> bool:
-    """Whether ``word`` can be the swapped word: a content word of three letters or more, not an
-    adverb in "-ly", not a word of degree (:data:`_DEGREE`)."""
-    return word.isalpha() and len(word) >= 3 and not word.endswith("ly") and word not in _DEGREE and _content(word)
-
-
-def _misspelt(word: str, other: str) -> bool:
-    """Whether ``word`` reads as a misspelling of ``other``: one letter added, dropped or changed
-    ("tome" for "time"), or most letters shared in order ("comninatorial" for "combinatorial").
-
-    >>> _misspelt("tome", "time"), _misspelt("comninatorial", "combinatorial"), _misspelt("modern", "medieval")
-    (True, True, False)
-    """
-    if len(word) == len(other):
-        if sum(a != b for a, b in zip(word, other)) <= 1:
-            return True
-    else:
-        short, long = sorted((word, other), key=len)
-        if len(long) - len(short) == 1 and any(long[:k] + long[k + 1 :] == short for k in range(len(long))):
-            return True
-    return SequenceMatcher(None, word, other).ratio() >= 0.75

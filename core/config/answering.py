@@ -257,7 +257,7 @@ class AnswerConfig(Section):
         description=(
             "Abstain when the evidence cannot hold the answer (spr/answerable.py): a name or number the question"
             " states appears in no retrieved passage, it asks for a value (days, amount, share, year) no sentence states,"
-            " or the sentences it nearly copies say its opposite or have a word where it has one the evidence never uses."
+            " or the sentences it nearly copies say its opposite."
         ),
     )
     deepen_k: int = Field(
