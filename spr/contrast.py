@@ -229,4 +229,3 @@ def contradicted(question: str, sentences: Sequence[str]) -> str | None:
             return None
         reasons.append(reason)
     return reasons[0] if reasons else None
-

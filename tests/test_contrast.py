@@ -42,7 +42,6 @@ def test_a_near_copy_that_turns_words_round_is_declined_unless_the_question_comp
     assert compared.answerable
 
 
-
 def test_an_only_both_say_is_no_negation():
     """SQuAD 2.0: "only" in both the question and the sentence does not stand for the question's
     "cannot" ("What states that only problems that cannot be solved in polynomial time can be
@@ -54,6 +53,7 @@ def test_an_only_both_say_is_no_negation():
     barred = "Only providers that are not established in the Union shall appoint a representative."
     assert answerable.check("Which providers that are not established in the Union must appoint a representative?",
                             [answerable.Passage((barred,), (barred,))]).answerable  # fmt: skip
+
 
 def test_a_short_question_counts_as_a_near_copy_only_when_held_whole():
     """SQuAD 2.0: "What algorithm is always practical?" over "… a polynomial time algorithm is not
