@@ -169,6 +169,10 @@ def unmatched_numbers(claim: str, evidence: str) -> set[str]:
     set()
     >>> unmatched_numbers("between 6 000 and 10 000 kWh", "zwischen 6.000 und 10.000 kWh"), unmatched_numbers("6.5 %", "6 500")
     (set(), {'6.5'})
+    >>> unmatched_numbers("Who was popular in the 70's?", "a bestseller of the 1970s"), unmatched_numbers("in the 70s", "70 years")
+    (set(), set())
+    >>> unmatched_numbers("the 80s", "in 1970")
+    {'80'}
     """
     stated = numbers(evidence) | {dotted.replace(".", "") for dotted in _DOTTED.findall(evidence)}
     missing = numbers(claim) - stated
@@ -179,7 +183,13 @@ def unmatched_numbers(claim: str, evidence: str) -> set[str]:
         value = str(round(float(match.group(1).replace(",", ".")) * _SCALE[match.group(2).lower()]))
         if value in stated:
             missing -= {match.group(1).replace(",", "."), match.group(1), value}
+    for match in _DECADE.finditer(claim):  # "the 70's" is the decade "1970s" states
+        if stated & {f"19{match.group(1)}", f"20{match.group(1)}"}:
+            missing.discard(match.group(1))
     return missing
+
+
+_DECADE = re.compile(r"(?<![\d.,])['’]?(\d0)['’]?s\b")
 
 
 def figures_found(claim: str, evidence: str) -> bool:

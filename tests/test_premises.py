@@ -45,3 +45,12 @@ def test_identifiers_are_coined_names_and_ordinary_names_still_inflect():
 def test_sums_asked_for_by_a_verb_of_paying(question, kind):
     assert asking.asked_value(question) == kind
 
+
+
+def test_regression_a_decade_is_matched_by_its_full_years():
+    """HotpotQA: "What author was more popular in the 70's, Richard Wright or Richard Bach?" was
+    declined because no passage wrote "70"; they write "the 1970s" and "1970's"."""
+    question = "What author was more popular in the 70's, Richard Wright or Richard Bach?"
+    bach = "Richard Bach's novel was the bestseller of the 1970s, and Richard Wright wrote earlier."
+    assert answerable.missing_premises(question, [bach]) == []
+    assert answerable.missing_premises(question.replace("70's", "80's"), [bach]) == ["80"]
