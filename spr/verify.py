@@ -158,6 +158,7 @@ def numbers(text: str) -> set[str]:
 
 
 _DOTTED = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{3})+(?![\d.])")  # "6.000", "10.000.000": German thousands, or a decimal
+_DECADE = re.compile(r"(?<![\d.,])['’]?(\d0)['’]?s\b")  # "70's", "'70s", "80s": a decade, its century unsaid
 
 
 def unmatched_numbers(claim: str, evidence: str) -> set[str]:
@@ -187,9 +188,6 @@ def unmatched_numbers(claim: str, evidence: str) -> set[str]:
         if stated & {f"19{match.group(1)}", f"20{match.group(1)}"}:
             missing.discard(match.group(1))
     return missing
-
-
-_DECADE = re.compile(r"(?<![\d.,])['’]?(\d0)['’]?s\b")
 
 
 def figures_found(claim: str, evidence: str) -> bool:
