@@ -111,6 +111,9 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         "declined_by_the_answerability_check": {
             side: sum(bool(r["abstain_reason"]) for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
         },
+        "declined_by_the_model": {
+            side: sum(r["abstain_reason"].startswith("the model read") for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
+        },
         "looked_deeper": {side: sum(r["deepened"] for r in group) for side, group in (("answerable", ans), ("unanswerable", una))},
         "first_token_ms_p50": p50([r["first_token_ms"] for r in rows if r["first_token_ms"] is not None]),
         "total_ms_p50": p50([r["total_ms"] for r in rows]),
@@ -132,6 +135,8 @@ def main() -> int:
     ap.add_argument("--llm-cache", action="store_true",
                     help="keep the KB's LLM cache on: a rerun gets the same replies (to compare what is done with them; its latencies are the cache's)")
     ap.add_argument("--no-check", action="store_true", help="answer with [answer] check_answerable off (the before)")
+    ap.add_argument("--model-check", choices=("off", "llm", "all"), default=None,
+                    help="[answer] model_check: the [llm] model's yes/no on the quoted evidence (default: the config's)")
     ap.add_argument("--k", type=int, default=None, help="[answer] k: passages retrieved per question (default the config's)")
     ap.add_argument("--deepen", type=int, default=None, help="[answer] deepen_k (0 = never look past the top k)")
     ap.add_argument("--neighbours", type=int, default=None,
@@ -163,6 +168,7 @@ def main() -> int:
         }),
         "answer": config.answer.model_copy(update={
             "check_answerable": not args.no_check,
+            "model_check": args.model_check or config.answer.model_check,
             "k": config.answer.k if args.k is None else args.k,
             "deepen_k": config.answer.deepen_k if args.deepen is None else args.deepen,
             **({} if args.neighbours is None else {"llm_neighbours": args.neighbours, "extractive_neighbours": args.neighbours}),
@@ -181,7 +187,7 @@ def main() -> int:
     with KnowledgeBase.open(kb_config) as kb:
         kb.ask(questions[0].question)  # load the embedder and indexes before timing
         for kind in args.kind or ["extractive"]:
-            if kind == "llm":
+            if kind == "llm" or kb.config.answer.model_check == "all":
                 kb.llm.complete("Say OK.", max_tokens=1)  # load the model once (not a reader's wait per question)
             print(f"{args.set} {kind}", flush=True)
             report["kinds"][kind] = run(kb, questions, kind)

@@ -115,6 +115,26 @@ def asked_part(question: str) -> str:
     return " ".join([p for p in parts if p.rstrip().endswith("?")] or parts[-1:])
 
 
+# A question that asks whether (its asking sentence opens with an auxiliary or modal verb), in
+# English and German: "Can the Fund support nuclear power?", "Darf ich ihn weiter betreiben?".
+_YES_NO = re.compile(
+    r"\s*(?:is|are|was|were|am|can|could|may|might|must|does|do|did|should|shall|will|would|has|have|had|"
+    r"ist|sind|war|waren|kann|können|darf|dürfen|muss|müssen|soll|sollen|gilt|gelten|hat|haben|wird|werden|gibt)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no, read in its asking part (:func:`asked_part`).
+
+    >>> asks_yes_no("We're a charity. Are non-profit organisations exempt from the AI Act?")
+    True
+    >>> asks_yes_no("Which authority decides the appeal?"), asks_yes_no("Is there a fee, and how much is it")
+    (False, True)
+    """
+    return bool(_YES_NO.match(asked_part(question)))
+
+
 def case_words(question: str) -> set[str]:
     """The content words (:func:`spr.lexical.content_words`) of the asker's case only: in the
     sentences before the asking ones (:func:`asked_part`) and not in those.

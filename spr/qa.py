@@ -11,7 +11,6 @@ use. One ``ask`` is retrieve (no LLM) → fuse (pure) → generate (at most one 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -28,7 +27,8 @@ from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import Draft, ExtractiveGenerator, check_answerable, renumber
 from spr.llm_answer import LLMGenerator, focus, prompt_overhead
-from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval, abstention
+from spr.model_check import model_declined
+from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval, abstention, clean_question
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.neighbours import packed_neighbours_only, with_neighbours
 from spr.retrieval.registry import RETRIEVERS, mode_name
@@ -46,22 +46,6 @@ if TYPE_CHECKING:
 
 # What KnowledgeBase.warm_up asks: any question exercises the same path; a broad one is typical.
 WARM_UP_QUESTION = "What do these documents require, and by when?"
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def clean_question(question: object, max_chars: int) -> str:
-    """The question with control characters removed and blanks collapsed, or InputError.
-
-    Quotes, braces and SPARQL keywords are ordinary text here: nothing downstream builds a query
-    by pasting the question (the compiler escapes every term)."""
-    if not isinstance(question, str):
-        raise InputError("the question must be a string")
-    text = " ".join(_CONTROL.sub(" ", question).split())
-    if not text:
-        raise InputError("empty question")
-    if len(text) > max_chars:
-        raise InputError(f"question too long: {len(text):,} characters (limit {max_chars:,}; [answer] max_question_chars)")
-    return text
 
 
 @dataclass
@@ -183,7 +167,7 @@ class KnowledgeBase:
         mark = time.perf_counter()
         with run.usage.active():
             draft = self._declined(run) or self._generator(run).generate(run.question, run.context)
-            draft = self._fallback(run, draft)
+            draft = self._fallback(run, self._declined(run, draft) or draft)
         return self._finish(run, draft, mark)
 
     def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
@@ -196,7 +180,8 @@ class KnowledgeBase:
     def _stream(self, run: _Run) -> Iterator[AskEvent]:
         mark = time.perf_counter()
         generator = self._generator(run)
-        declined = self._declined(run)
+        with run.usage.active():
+            declined = self._declined(run)
         if declined is not None:
             yield AnswerDone(self._finish(run, declined, mark))
             return
@@ -217,6 +202,7 @@ class KnowledgeBase:
         else:
             with run.usage.active():
                 draft = generator.generate(run.question, run.context)
+                draft = self._declined(run, draft) or draft
         yield AnswerDone(self._finish(run, draft, mark))
 
     def warm_up(self, mode: str | None = None, answer: str | None = None) -> dict[str, float]:
@@ -236,7 +222,7 @@ class KnowledgeBase:
         with run.usage.active():
             self._generator(run).generate(run.question, run.context)  # extractive: checks inside
         timings["retrieve_and_answer"] = elapsed_ms(mark)
-        if kind == "llm":
+        if kind == "llm" or self.config.answer.model_check == "all":  # the model check reads extractive answers too
             mark = time.perf_counter()
             _ = self.llm
             timings["llm"] = elapsed_ms(mark)
@@ -331,13 +317,22 @@ class KnowledgeBase:
         deep = retriever.search(question, cfg.deepen_k)
         return deepen(question, found, verdict, deep, lambda ev: fuse(ev, budget, fact_share=cfg.fact_share), self._scorer())
 
-    def _declined(self, run: _Run) -> Draft | None:
-        """An LLM answer is not asked for when the evidence cannot hold it ([answer] check_answerable,
-        :mod:`spr.answerable`): the abstention without a model call. Extractive answers check
-        inside their generator, over the sentences they may quote."""
-        if run.kind != "llm" or run.verdict is None or run.verdict.answerable:
+    def _declined(self, run: _Run, draft: Draft | None = None) -> Draft | None:
+        """The abstention when the evidence does not answer. Before an LLM answer: the rule check's
+        verdict (:mod:`spr.answerable`, no model call), then the model's reading of what the extractive
+        answer would quote ([answer] model_check, :mod:`spr.model_check`). After an extractive
+        ``draft`` (its generator ran the rule check): the model's reading of it."""
+        if run.kind == "llm" and run.verdict is not None and not run.verdict.answerable:
+            return Draft(ABSTAIN, (), True, abstain_reason=run.verdict.reason)
+        cfg = self.config.answer
+        wanted = cfg.model_check == "all" or (cfg.model_check == "llm" and run.kind == "llm")
+        if not (run.checked and wanted) or (run.kind == "llm") == (draft is not None):
             return None
-        return Draft(ABSTAIN, (), True, abstain_reason=run.verdict.reason)
+        mark = time.perf_counter()
+        quoted = draft or self._extractive(run).generate(run.question, run.context)
+        declined = model_declined(lambda: self.llm, run.question, quoted, cfg.model_check_threshold)
+        run.timings["model_check"] = elapsed_ms(mark)
+        return declined
 
     def _fallback(self, run: _Run, draft: Draft) -> Draft:
         """An LLM reply the support check withheld whole ([answer] llm_fallback): the extractive

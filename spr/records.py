@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from core.config import AnswerKind
+from core.errors import InputError
 from core.keywords import question_language
 from core.text import reading_text
 
@@ -31,6 +32,24 @@ def _words(text: str) -> str:
 
 
 _ABSTAIN_WORDS = tuple(f" {_words(sentence)} " for sentence in ABSTAIN_IN.values())
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_question(question: object, max_chars: int) -> str:
+    """The question with control characters removed and blanks collapsed, or InputError.
+
+    Quotes, braces and SPARQL keywords are ordinary text here: nothing downstream builds a query
+    by pasting the question (the compiler escapes every term)."""
+    if not isinstance(question, str):
+        raise InputError("the question must be a string")
+    text = " ".join(_CONTROL.sub(" ", question).split())
+    if not text:
+        raise InputError("empty question")
+    if len(text) > max_chars:
+        raise InputError(f"question too long: {len(text):,} characters (limit {max_chars:,}; [answer] max_question_chars)")
+    return text
 
 
 def abstention(question: str) -> str:

