@@ -6,7 +6,8 @@
     ...     print(answer.text, [c.quote for c in answer.citations])
 
 Opening is cheap: the store opens at once; the embedder, the LLM and each retriever load on first
-use. One ``ask`` is retrieve (no LLM) → fuse (pure) → generate (at most one LLM call).
+use. One ``ask`` is retrieve (no LLM) → fuse (pure) → generate (at most one LLM reply) → the
+model's check ([answer] model_check: one yes/no call, before an LLM reply is written).
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ class KnowledgeBase:
         """Answer ``question`` from the KB.
 
         ``mode``: retrieval — any name of :data:`spr.retrieval.registry.MODES` ("dual" by default).
-        ``answer``: "extractive" (no LLM; the default) or "llm" (one call to the [llm] model).
+        ``answer``: "extractive" (the documents' sentences; the default) or "llm" (one reply of the [llm]
+        model); either may be declined by the model's check ([answer] model_check).
         ``k``: text chunks to retrieve (default ``[answer] k``).
         """
         run = self._prepare(question, mode, answer, k)

@@ -228,7 +228,7 @@ class AnswerConfig(Section):
         "dual", description="Default retrieval mode: 'dual', 'spr', 'questions' (question bank), 'vector' or 'naive-kg'."
     )
     answer: AnswerKind = Field(
-        "extractive", description="'extractive' = facts and best sentences, no LLM; 'llm' = one [llm] call."
+        "extractive", description="'extractive' = facts and best sentences (the LLM only reads them: model_check); 'llm' = one [llm] reply."
     )
     k: int = Field(3, ge=1, le=MAX_K, description="Text chunks retrieved per question (question bank or vector).")
     context_tokens: int = Field(

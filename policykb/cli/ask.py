@@ -31,7 +31,7 @@ from store.freshness import stale_since
     '"question" (and "id"); blank lines and lines starting with # are skipped.',
 )
 @click.option("--mode", help="Retrieval: dual (default), hybrid (fused text), spr (triples), questions (question bank), vector (plain chunks), bm25, naive-kg, docgraph (document graph), community, entity, local, global.")
-@click.option("--answer", "kind", type=click.Choice(["extractive", "llm"]), help="extractive (no LLM, default) or llm.")
+@click.option("--answer", "kind", type=click.Choice(["extractive", "llm"]), help="extractive (quoted sentences, default) or llm.")
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), help="Text chunks to retrieve (default: [answer] k).")
 @click.option("--explain", is_flag=True, help="Also show the parse, linked entities, SPARQL, triples and chunks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer as JSON.")
