@@ -61,9 +61,9 @@ def check_prompt(question: str, quote: str, max_words: int = MAX_WORDS) -> str:
     return PROMPT.format(text=cut, question=question.strip())
 
 
-def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float = 0.4) -> Draft | None:
+def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> Draft | None:
     """The abstention when the model reads ``quoted`` (an extractive draft) as not answering
-    ``question`` — P(yes) below ``threshold`` — else None; also when ``quoted`` abstained (nothing to
+    ``question`` — P(yes) below ``threshold`` ([answer] model_check_threshold) — else None; also when ``quoted`` abstained (nothing to
     read) or the question asks yes or no. ``llm`` is called only when the model is asked, so a KB
     loads its model only for an answer to check."""
     if quoted.abstained or not quoted.text.strip() or asks_yes_no(question):

@@ -332,7 +332,8 @@ class KnowledgeBase:
             return None
         mark = time.perf_counter()
         quoted = draft or self._extractive(run).generate(run.question, run.context)
-        declined = model_declined(lambda: self.llm, run.question, quoted, cfg.model_check_threshold)
+        # a translated question is read in the documents' language, as the rule check reads it
+        declined = model_declined(lambda: self.llm, run.translation or run.question, quoted, cfg.model_check_threshold)
         run.timings["model_check"] = elapsed_ms(mark)
         return declined
 

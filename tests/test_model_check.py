@@ -15,7 +15,7 @@ import pytest
 from support.kbs import corpus_kb
 from support.models import model_endpoint_down
 
-from core.config import LLMConfig, load_config
+from core.config import AnswerConfig, LLMConfig, load_config
 from core.llm import make_llm
 from spr.generate import Draft
 from spr.model_check import check_prompt, model_declined
@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow  # builds a KB and loads a model
 
 QUESTION = "How far must wind turbines be from homes?"
 QUOTE = "Wind turbines shall be sited at least 800 metres from the nearest dwelling. [1]"
+THRESHOLD = AnswerConfig().model_check_threshold
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,8 @@ def test_nothing_quoted_and_a_yes_no_question_ask_no_model():
     def no_model():
         raise AssertionError("the model was asked")
 
-    assert model_declined(no_model, QUESTION, Draft(ABSTAIN, (), True)) is None
-    assert model_declined(no_model, QUESTION, Draft("  ", (), False)) is None
+    assert model_declined(no_model, QUESTION, Draft(ABSTAIN, (), True), THRESHOLD) is None
+    assert model_declined(no_model, QUESTION, Draft("  ", (), False), THRESHOLD) is None
     quoted = Draft("The Fund shall not support nuclear power plants. [1]", (), False)
     assert model_declined(no_model, "We run a plant. Can the Fund support nuclear power?", quoted, threshold=1.0) is None
 
@@ -72,7 +73,7 @@ def test_a_model_that_is_down_declines_nothing_and_the_skip_is_logged(monkeypatc
     model_endpoint_down(monkeypatch)
     down = make_llm(load_config().llm, None, cache=False)
     with caplog.at_level(logging.WARNING, logger="spr.model_check"):
-        assert model_declined(lambda: down, QUESTION, Draft(QUOTE, (), False)) is None
+        assert model_declined(lambda: down, QUESTION, Draft(QUOTE, (), False), THRESHOLD) is None
     assert any("model check skipped, the answer stands" in r.getMessage() for r in caplog.records)
 
 
