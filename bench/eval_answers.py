@@ -35,6 +35,7 @@ from spr.eval import metrics as m  # noqa: E402
 from spr.eval.citations import citation_metrics, plain_text  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
+from spr.model_check import DECLINED  # noqa: E402
 from spr.qa import KnowledgeBase  # noqa: E402
 from spr.records import AnswerDone  # noqa: E402
 from spr.verify import SupportChecker  # noqa: E402
@@ -112,7 +113,7 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
             side: sum(bool(r["abstain_reason"]) for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
         },
         "declined_by_the_model": {
-            side: sum(r["abstain_reason"].startswith("the model read") for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
+            side: sum(r["abstain_reason"].startswith(DECLINED) for r in group) for side, group in (("answerable", ans), ("unanswerable", una))
         },
         "looked_deeper": {side: sum(r["deepened"] for r in group) for side, group in (("answerable", ans), ("unanswerable", una))},
         "first_token_ms_p50": p50([r["first_token_ms"] for r in rows if r["first_token_ms"] is not None]),

@@ -14,8 +14,8 @@ P(yes) separates the answerable from the unanswerable questions the rules let th
 Its threshold, 0.4, was calibrated on the SQuAD 2.0 subset and the EU and NECP dev sets: the most
 abstention on unanswerable questions for at most one point more false abstention on each.
 
-A yes/no question is left to the rules: asked whether the text answers "Can the Fund support
-nuclear power?", the model reads "The Fund shall not support …" as a no to the question itself.
+A yes/no question is left to the rules: a text that answers it with "no" ("Can the Fund support
+nuclear power?" / "The Fund shall not support …") seems to read to the model as no answer.
 
 The quote, not the whole passages, is what the model reads: a short prompt (~2 s on two cores)
 about the sentences a reader would be shown. A model that is down, or cannot return
@@ -44,6 +44,7 @@ PROMPT = (
 )
 MAX_WORDS = 180  # of the quote: the extractive answer's two sentences, a list's lead-in and items
 _MARKER = re.compile(r"\s*\[\d+\]")
+DECLINED = "the model read the quoted evidence as not answering the question"  # the abstain reason's words
 
 
 def check_prompt(question: str, quote: str, max_words: int = MAX_WORDS) -> str:
@@ -63,9 +64,9 @@ def check_prompt(question: str, quote: str, max_words: int = MAX_WORDS) -> str:
 
 def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> Draft | None:
     """The abstention when the model reads ``quoted`` (an extractive draft) as not answering
-    ``question`` — P(yes) below ``threshold`` ([answer] model_check_threshold) — else None; also when ``quoted`` abstained (nothing to
-    read) or the question asks yes or no. ``llm`` is called only when the model is asked, so a KB
-    loads its model only for an answer to check."""
+    ``question`` — P(yes) below ``threshold`` ([answer] model_check_threshold) — else None; also
+    when ``quoted`` abstained (nothing to read) or the question asks yes or no. ``llm`` is called
+    only when the model is asked, so a KB loads its model only for an answer to check."""
     if quoted.abstained or not quoted.text.strip() or asks_yes_no(question):
         return None
     try:
@@ -75,5 +76,5 @@ def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, thresho
         return None
     if p_yes >= threshold:
         return None
-    reason = f"the model read the quoted evidence as not answering the question (P(yes) = {p_yes:.2f})"
+    reason = f"{DECLINED} (P(yes) = {p_yes:.2f})"
     return Draft(ABSTAIN, (), True, confidence=quoted.confidence, abstain_reason=reason)

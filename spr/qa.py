@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -169,7 +169,7 @@ class KnowledgeBase:
         mark = time.perf_counter()
         with run.usage.active():
             draft = self._declined(run) or self._generator(run).generate(run.question, run.context)
-            draft = self._fallback(run, self._declined(run, draft) or draft)
+            draft = self._fallback(run, self._checked(run, draft))
         return self._finish(run, draft, mark)
 
     def ask_stream(self, question: str, mode: str | None = None, answer: str | None = None, k: int | None = None) -> Iterator[AskEvent]:
@@ -204,7 +204,7 @@ class KnowledgeBase:
         else:
             with run.usage.active():
                 draft = generator.generate(run.question, run.context)
-                draft = self._declined(run, draft) or draft
+                draft = self._checked(run, draft)
         yield AnswerDone(self._finish(run, draft, mark))
 
     def warm_up(self, mode: str | None = None, answer: str | None = None) -> dict[str, float]:
@@ -319,21 +319,24 @@ class KnowledgeBase:
         deep = retriever.search(question, cfg.deepen_k)
         return deepen(question, found, verdict, deep, lambda ev: fuse(ev, budget, fact_share=cfg.fact_share), self._scorer())
 
-    def _declined(self, run: _Run, draft: Draft | None = None) -> Draft | None:
-        """The abstention when the evidence does not answer. Before an LLM answer: the rule check's
-        verdict (:mod:`spr.answerable`, no model call), then the model's reading of what the extractive
-        answer would quote ([answer] model_check, :mod:`spr.model_check`). After an extractive
-        ``draft`` (its generator ran the rule check): the model's reading of it."""
+    def _declined(self, run: _Run) -> Draft | None:
+        """An LLM answer not asked for: the rule check's verdict (:mod:`spr.answerable`), then the model's reading
+        of what the extractive answer would quote. Extractive answers check in their generator, then :meth:`_checked`."""
         if run.kind == "llm" and run.verdict is not None and not run.verdict.answerable:
             return Draft(ABSTAIN, (), True, abstain_reason=run.verdict.reason)
+        return self._model_declined(run, lambda: self._extractive(run).generate(run.question, run.context)) if run.kind == "llm" else None
+
+    def _checked(self, run: _Run, draft: Draft) -> Draft:
+        """An extractive ``draft``, or its abstention when the model reads it as not answering."""
+        return draft if run.kind == "llm" else self._model_declined(run, lambda: draft) or draft
+
+    def _model_declined(self, run: _Run, quoted: Callable[[], Draft]) -> Draft | None:
+        """[answer] model_check (:mod:`spr.model_check`), where the rule checks run and reading what they read."""
         cfg = self.config.answer
-        wanted = cfg.model_check == "all" or (cfg.model_check == "llm" and run.kind == "llm")
-        if not (run.checked and wanted) or (run.kind == "llm") == (draft is not None):
+        if not run.checked or cfg.model_check == "off" or (cfg.model_check == "llm" and run.kind != "llm"):
             return None
         mark = time.perf_counter()
-        quoted = draft or self._extractive(run).generate(run.question, run.context)
-        # a translated question is read in the documents' language, as the rule check reads it
-        declined = model_declined(lambda: self.llm, run.translation or run.question, quoted, cfg.model_check_threshold)
+        declined = model_declined(lambda: self.llm, run.translation or run.question, quoted(), cfg.model_check_threshold)
         run.timings["model_check"] = elapsed_ms(mark)
         return declined
 

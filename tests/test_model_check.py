@@ -18,7 +18,7 @@ from support.models import model_endpoint_down
 from core.config import AnswerConfig, LLMConfig, load_config
 from core.llm import make_llm
 from spr.generate import Draft
-from spr.model_check import check_prompt, model_declined
+from spr.model_check import DECLINED, check_prompt, model_declined
 from spr.qa import KnowledgeBase
 from spr.records import ABSTAIN
 
@@ -65,7 +65,7 @@ def test_the_answer_stands_at_the_models_own_p_yes_and_is_declined_above_it(llm)
     assert model_declined(lambda: llm, QUESTION, quoted, threshold=p_yes) is None
     declined = model_declined(lambda: llm, QUESTION, quoted, threshold=min(1.0, p_yes + 1e-6))
     assert declined is not None and declined.abstained and declined.text == ABSTAIN and declined.citations == ()
-    assert declined.abstain_reason == f"the model read the quoted evidence as not answering the question (P(yes) = {p_yes:.2f})"
+    assert declined.abstain_reason == f"{DECLINED} (P(yes) = {p_yes:.2f})"
     assert declined.confidence == 0.7  # the sentence score stays what the extractive pick measured
 
 
@@ -91,7 +91,7 @@ def test_an_extractive_answer_the_model_reads_as_no_answer_abstains(kb_dir):
         answers = [kb.ask(QUESTION), [e for e in kb.ask_stream(QUESTION)][-1].answer]
     for answer in answers:
         assert answer.abstained and answer.text == ABSTAIN and answer.citations == ()
-        assert answer.abstain_reason.startswith("the model read the quoted evidence as not answering the question")
+        assert answer.abstain_reason.startswith(DECLINED)
         assert answer.usage.llm_calls == 1 and "model_check" in answer.timings_ms
     with KnowledgeBase.open(_config(kb_dir, "all", 0.0)) as kb:
         kept = kb.ask(QUESTION)
@@ -113,7 +113,7 @@ def test_an_llm_answer_the_model_reads_as_unanswered_is_declined_before_it_is_wr
         streamed = [e for e in kb.ask_stream(QUESTION, answer="llm")]
     for a in (answer, streamed[-1].answer):
         assert a.abstained and a.draft == "" and a.usage.llm_calls == 1
-        assert a.abstain_reason.startswith("the model read the quoted evidence")
+        assert a.abstain_reason.startswith(DECLINED)
     assert len(streamed) == 1  # no token was streamed
 
 
