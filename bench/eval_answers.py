@@ -85,12 +85,12 @@ def run(kb: KnowledgeBase, questions, kind: str) -> dict:
         evidence_qr = m.quote_recall_at_k(passages, q.gold_contexts, len(passages)) if q.answerable and q.gold_contexts else None
         rows.append({
             "id": q.id, "question": q.question, "answerable": q.answerable, "reference": q.answers[:1],
-            "text": answer.text, "abstained": not pred, "abstain_reason": answer.abstain_reason,
+            "text": answer.text, "abstained": not pred, "abstain_reason": answer.abstain_reason, "confidence": answer.confidence,
             "deepened": "looked deeper" in answer.trace.note,
             "translated": "question translated" in answer.trace.note, "evidence_quote_recall": evidence_qr, "draft": answer.draft, "unsupported": list(answer.unsupported),
             "token_recall": m.token_recall(pred, q.answers) if q.answerable and pred else (0.0 if q.answerable else None),
             "rougeL": (m.rouge(pred, q.answers) or {}).get("rougeL") if q.answerable and pred else (0.0 if q.answerable else None),
-            **cites, "first_token_ms": first, "total_ms": total,
+            **cites, "first_token_ms": first, "total_ms": total, "timings_ms": dict(answer.timings_ms),
             "after_retrieval_ms": total - answer.timings_ms.get("retrieve", 0.0),
             "citations": [{"id": c.id, "title": c.title, "quote": c.quote[:300]} for c in answer.citations],
         })
