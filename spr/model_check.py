@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from core.errors import ModelError
 from core.llm.base import LLM
@@ -62,19 +63,38 @@ def check_prompt(question: str, quote: str, max_words: int = MAX_WORDS) -> str:
     return PROMPT.format(text=cut, question=question.strip())
 
 
-def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> Draft | None:
-    """The abstention when the model reads ``quoted`` (an extractive draft) as not answering
-    ``question`` — P(yes) below ``threshold`` ([answer] model_check_threshold) — else None; also
+@dataclass(frozen=True)
+class ModelVerdict:
+    """What the check found: the model's P(yes), None where it was not asked (nothing quoted, a
+    yes/no question) or is down; and the abstention, where P(yes) is below the threshold."""
+
+    p_yes: float | None = None
+    declined: Draft | None = None
+
+    @property
+    def note(self) -> str:
+        """The trace's line for an answer the model let stand ("" otherwise): how sure it was."""
+        return f"the model read the quote as answering (P(yes) = {self.p_yes:.2f})" if self.p_yes is not None and self.declined is None else ""
+
+
+def model_check(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> ModelVerdict:
+    """The model's reading of ``quoted`` (an extractive draft) as an answer to ``question``: an
+    abstention where P(yes) is below ``threshold`` ([answer] model_check_threshold). Not asked
     when ``quoted`` abstained (nothing to read) or the question asks yes or no. ``llm`` is called
     only when the model is asked, so a KB loads its model only for an answer to check."""
     if quoted.abstained or not quoted.text.strip() or asks_yes_no(question):
-        return None
+        return ModelVerdict()
     try:
         p_yes = llm().yes_probability(check_prompt(question, quoted.text), max_tokens=1)
     except ModelError as exc:
         log.warning("model check skipped, the answer stands: %s", exc)
-        return None
+        return ModelVerdict()
     if p_yes >= threshold:
-        return None
+        return ModelVerdict(p_yes)
     reason = f"{DECLINED} (P(yes) = {p_yes:.2f})"
-    return Draft(ABSTAIN, (), True, confidence=quoted.confidence, abstain_reason=reason)
+    return ModelVerdict(p_yes, Draft(ABSTAIN, (), True, confidence=quoted.confidence, abstain_reason=reason))
+
+
+def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> Draft | None:
+    """:func:`model_check`'s abstention, or None where the answer stands."""
+    return model_check(llm, question, quoted, threshold).declined

@@ -28,7 +28,7 @@ from spr.deepen import Deepened, deepen
 from spr.fuse import FusedContext, fuse
 from spr.generate import Draft, ExtractiveGenerator, check_answerable, renumber
 from spr.llm_answer import LLMGenerator, focus, prompt_overhead
-from spr.model_check import model_declined
+from spr.model_check import model_check
 from spr.records import ABSTAIN, Answer, AnswerDone, AnswerToken, AnswerUsage, AskEvent, Retrieval, abstention, clean_question
 from spr.retrieval.base import Retriever, elapsed_ms
 from spr.retrieval.neighbours import packed_neighbours_only, with_neighbours
@@ -305,9 +305,7 @@ class KnowledgeBase:
             notes.append(f"question translated into {LANGUAGE_NAMES[self.language]}: {translation}")
         if since := stale_since(self.config.kb_dir):
             notes.append(f"the indexes predate a change to the store ({since}): `policykb reindex` brings them up to date")
-        if notes:
-            found = replace(found, trace=replace(found.trace, note="; ".join(filter(None, (found.trace.note, *notes)))))
-        return found, translation
+        return found.noted(*notes), translation
 
     def _deepen(self, question: str, retriever: Retriever, found: Retrieval, verdict: Verdict, k: int) -> Deepened | None:
         """When no sentence of the top k states the asked value, the top ``[answer] deepen_k`` may:
@@ -336,9 +334,10 @@ class KnowledgeBase:
         if not run.checked or cfg.model_check == "off" or (cfg.model_check == "llm" and run.kind != "llm"):
             return None
         mark = time.perf_counter()
-        declined = model_declined(lambda: self.llm, run.translation or run.question, quoted(), cfg.model_check_threshold)
+        verdict = model_check(lambda: self.llm, run.translation or run.question, quoted(), cfg.model_check_threshold)
         run.timings["model_check"] = elapsed_ms(mark)
-        return declined
+        run.found = run.found.noted(verdict.note)  # --explain shows how sure the model was of an answer it let stand
+        return verdict.declined
 
     def _fallback(self, run: _Run, draft: Draft) -> Draft:
         """An LLM reply the support check withheld whole ([answer] llm_fallback): the extractive

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from core.config import AnswerKind
@@ -180,6 +180,12 @@ class Retrieval:
 
     evidence: tuple[Evidence, ...]
     trace: Trace = Trace()
+
+    def noted(self, *notes: str) -> Retrieval:
+        """This retrieval with ``notes`` (empty ones skipped) after its trace's note, "; "-joined."""
+        if not any(notes):
+            return self
+        return replace(self, trace=replace(self.trace, note="; ".join(filter(None, (self.trace.note, *notes)))))
 
 
 @dataclass(frozen=True)

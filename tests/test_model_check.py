@@ -10,6 +10,7 @@ runs for each answer kind, and a model that is down.
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from support.kbs import corpus_kb
@@ -18,7 +19,7 @@ from support.models import model_endpoint_down
 from core.config import AnswerConfig, LLMConfig, load_config
 from core.llm import make_llm
 from spr.generate import Draft
-from spr.model_check import DECLINED, check_prompt, model_declined
+from spr.model_check import DECLINED, ModelVerdict, check_prompt, model_check, model_declined
 from spr.qa import KnowledgeBase
 from spr.records import ABSTAIN
 
@@ -69,6 +70,15 @@ def test_the_answer_stands_at_the_models_own_p_yes_and_is_declined_above_it(llm)
     assert declined.confidence == 0.7  # the sentence score stays what the extractive pick measured
 
 
+def test_the_verdict_keeps_p_yes_for_the_trace_and_none_where_the_model_was_not_asked(llm):
+    p_yes = llm.yes_probability(check_prompt(QUESTION, QUOTE))
+    stood = model_check(lambda: llm, QUESTION, Draft(QUOTE, (), False), threshold=0.0)
+    assert stood.p_yes == pytest.approx(p_yes) and stood.declined is None
+    assert stood.note == f"the model read the quote as answering (P(yes) = {p_yes:.2f})"
+    assert model_check(lambda: llm, QUESTION, Draft(QUOTE, (), False), threshold=1.0).note == ""  # declined: its reason says it
+    assert model_check(lambda: llm, QUESTION, Draft(ABSTAIN, (), True), THRESHOLD) == ModelVerdict()
+
+
 def test_a_model_that_is_down_declines_nothing_and_the_skip_is_logged(monkeypatch, caplog):
     model_endpoint_down(monkeypatch)
     down = make_llm(load_config().llm, None, cache=False)
@@ -96,6 +106,9 @@ def test_an_extractive_answer_the_model_reads_as_no_answer_abstains(kb_dir):
     with KnowledgeBase.open(_config(kb_dir, "all", 0.0)) as kb:
         kept = kb.ask(QUESTION)
     assert not kept.abstained and "800 metres" in kept.text and kept.usage.llm_calls == 1
+    # the trace (--explain, /ask) says how sure the model was of the answer it let stand
+    assert re.search(r"the model read the quote as answering \(P\(yes\) = \d\.\d\d\)", kept.trace.note)
+    assert "the model read" not in answers[0].trace.note  # a declined answer says why in its abstain reason
 
 
 def test_llm_only_and_off_leave_extractive_answers_to_the_rules(kb_dir):
