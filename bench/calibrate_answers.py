@@ -36,6 +36,7 @@ from core.config import Config  # noqa: E402
 from kgpipeline.pipeline import ingest_summary, reindex_summary  # noqa: E402
 from spr import answerable  # noqa: E402
 from spr.eval import metrics as m  # noqa: E402
+from spr.eval.calibration import auc as roc_auc  # noqa: E402
 from spr.eval.datasets import default_data_dir  # noqa: E402
 from spr.eval.runner import prepare_kb  # noqa: E402
 from spr.fuse import fuse  # noqa: E402
@@ -158,12 +159,7 @@ def operating_points(table: list[dict]) -> dict[str, dict]:
 
 def auc(rows: list[dict], key: str = "best") -> float | None:
     """Probability that an answerable question's confidence beats an unanswerable one's."""
-    ans = [confidence(r, key) for r in rows if r["answerable"]]
-    una = [confidence(r, key) for r in rows if not r["answerable"]]
-    if not ans or not una:
-        return None
-    wins = sum((a > u) + 0.5 * (a == u) for a in ans for u in una)
-    return round(wins / (len(ans) * len(una)), 3)
+    return roc_auc((r["answerable"], confidence(r, key)) for r in rows)
 
 
 def checked(rows: list[dict], min_score: float) -> dict:
