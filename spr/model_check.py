@@ -17,8 +17,9 @@ abstention on unanswerable questions for at most one point more false abstention
 A yes/no question is left to the rules: a text that answers it with "no" ("Can the Fund support
 nuclear power?" / "The Fund shall not support …") seems to read to the model as no answer.
 
-The quote, not the whole passages, is what the model reads: a short prompt (~2 s on two cores)
-about the sentences a reader would be shown. A model that is down, or cannot return
+The quote, not the whole passages, is what the model reads: a short prompt (~1–2 s on two cores)
+about the sentences a reader would be shown, after where they are from (the citations' titles,
+"GDPR Article 12": a quote from another act than the question's shows; stop 56, AUC +0.01–0.02). A model that is down, or cannot return
 log-probabilities, does not decline anything: the answer stands, the skip is logged.
 """
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.errors import ModelError
@@ -41,26 +42,27 @@ log = logging.getLogger(__name__)
 PROMPT = (
     "Read the text and the question. If the text contains the answer to the question, answer yes. "
     "If the question asks about something the text does not say, or its details differ from the text, answer no.\n"
-    "Text: {text}\nQuestion: {question}\nAnswer yes or no."
+    "Text{source}: {text}\nQuestion: {question}\nAnswer yes or no."
 )
 MAX_WORDS = 180  # of the quote: the extractive answer's two sentences, a list's lead-in and items
 _MARKER = re.compile(r"\s*\[\d+\]")
 DECLINED = "the model read the quoted evidence as not answering the question"  # the abstain reason's words
 
 
-def check_prompt(question: str, quote: str, max_words: int = MAX_WORDS) -> str:
-    """The one user message: the quote without citation markers or source markup, cut to
-    ``max_words`` words, then the question.
+def check_prompt(question: str, quote: str, titles: Sequence[str] = (), max_words: int = MAX_WORDS) -> str:
+    """The one user message: where the quote is from (its citations' ``titles``, each once), the
+    quote without citation markers or source markup, cut to ``max_words`` words, then the question.
 
-    >>> print(check_prompt("Who signs?", "Alice signs the act. [1] #### Article 2\\nBob seals it. [2]", max_words=6))
+    >>> print(check_prompt("Who signs?", "Alice signs the act. [1] #### Article 2\\nBob seals it. [2]", ["Act 1", "Act 1"], max_words=6))
     Read the text and the question. If the text contains the answer to the question, answer yes. If the question asks about something the text does not say, or its details differ from the text, answer no.
-    Text: Alice signs the act. Article 2 …
+    Text (from Act 1): Alice signs the act. Article 2 …
     Question: Who signs?
     Answer yes or no.
     """
     words = reading_text(_MARKER.sub("", quote)).split()
     cut = " ".join(words[:max_words]) + (" …" if len(words) > max_words else "")
-    return PROMPT.format(text=cut, question=question.strip())
+    named = "; ".join(dict.fromkeys(t for t in titles if t))
+    return PROMPT.format(source=f" (from {named})" if named else "", text=cut, question=question.strip())
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def model_check(llm: Callable[[], LLM], question: str, quoted: Draft, threshold:
     if quoted.abstained or not quoted.text.strip() or asks_yes_no(question):
         return ModelVerdict()
     try:
-        p_yes = llm().yes_probability(check_prompt(question, quoted.text), max_tokens=1)
+        p_yes = llm().yes_probability(check_prompt(question, quoted.text, [c.title for c in quoted.citations]), max_tokens=1)
     except ModelError as exc:
         log.warning("model check skipped, the answer stands: %s", exc)
         return ModelVerdict()

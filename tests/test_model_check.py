@@ -21,7 +21,7 @@ from core.llm import make_llm
 from spr.generate import Draft
 from spr.model_check import DECLINED, ModelVerdict, check_prompt, model_check, model_declined
 from spr.qa import KnowledgeBase
-from spr.records import ABSTAIN
+from spr.records import ABSTAIN, Citation
 
 pytestmark = pytest.mark.slow  # builds a KB and loads a model
 
@@ -77,6 +77,16 @@ def test_the_verdict_keeps_p_yes_for_the_trace_and_none_where_the_model_was_not_
     assert stood.note == f"the model read the quote as answering (P(yes) = {p_yes:.2f})"
     assert model_check(lambda: llm, QUESTION, Draft(QUOTE, (), False), threshold=1.0).note == ""  # declined: its reason says it
     assert model_check(lambda: llm, QUESTION, Draft(ABSTAIN, (), True), THRESHOLD) == ModelVerdict()
+
+
+def test_the_model_reads_where_the_quote_is_from(llm):
+    """The quote's citation titles go before it, each once ("GDPR Article 12" beside a CRA
+    question shows a quote from another act); the P(yes) is that prompt's."""
+    cites = tuple(Citation(i, f"c{i}", "d", "Wind Energy Act Article 4", 0, 10, "Wind turbines") for i in (1, 2))
+    prompt = check_prompt(QUESTION, QUOTE, [c.title for c in cites])
+    assert "\nText (from Wind Energy Act Article 4): Wind turbines shall be sited" in prompt
+    verdict = model_check(lambda: llm, QUESTION, Draft(QUOTE, cites, False), threshold=0.0)
+    assert verdict.p_yes == pytest.approx(llm.yes_probability(prompt))
 
 
 def test_a_model_that_is_down_declines_nothing_and_the_skip_is_logged(monkeypatch, caplog):

@@ -8,7 +8,7 @@ embedded 1.5B model, or a stronger one on an endpoint — gets its own AUC and t
 same answers (``bench/calibrate_model_check.py``; docs/answers.md#the-models-check).
 
 A row is what ``bench/eval_answers.py`` writes per question: ``id``, ``question``, ``answerable``,
-``abstained``, ``text``, ``token_recall``, ``translated``. Pure apart from :func:`score_rows`,
+``abstained``, ``text``, ``citations`` (their ``title``), ``token_recall``, ``translated``. Pure apart from :func:`score_rows`,
 which calls the model.
 """
 
@@ -37,7 +37,8 @@ def score_rows(llm: LLM, rows: Iterable[Row], progress: Callable[[int], None] | 
     scores: dict[str, float] = {}
     for row in rows:
         if checked(row):
-            scores[str(row["id"])] = llm.yes_probability(check_prompt(str(row["question"]), str(row["text"])), max_tokens=1)
+            titles = [str(c["title"]) for c in row.get("citations") or ()]  # type: ignore[union-attr]
+            scores[str(row["id"])] = llm.yes_probability(check_prompt(str(row["question"]), str(row["text"]), titles), max_tokens=1)
             if progress is not None:
                 progress(len(scores))
     return scores
