@@ -19,8 +19,9 @@ nuclear power?" / "The Fund shall not support …") seems to read to the model a
 
 The quote, not the whole passages, is what the model reads: a short prompt (~1–2 s on two cores)
 about the sentences a reader would be shown, after where they are from (the citations' titles,
-"GDPR Article 12": a quote from another act than the question's shows; stop 56, AUC +0.01–0.02). A model that is down, or cannot return
-log-probabilities, does not decline anything: the answer stands, the skip is logged.
+"GDPR Article 12": a quote from another act than the question's shows; stop 56, AUC +0.01–0.02).
+A model that is down, or cannot return log-probabilities, does not decline anything: the answer
+stands, the skip is logged.
 """
 
 from __future__ import annotations
@@ -95,8 +96,3 @@ def model_check(llm: Callable[[], LLM], question: str, quoted: Draft, threshold:
         return ModelVerdict(p_yes)
     reason = f"{DECLINED} (P(yes) = {p_yes:.2f})"
     return ModelVerdict(p_yes, Draft(ABSTAIN, (), True, confidence=quoted.confidence, abstain_reason=reason))
-
-
-def model_declined(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> Draft | None:
-    """:func:`model_check`'s abstention, or None where the answer stands."""
-    return model_check(llm, question, quoted, threshold).declined

@@ -19,7 +19,7 @@ from support.models import model_endpoint_down
 from core.config import AnswerConfig, LLMConfig, load_config
 from core.llm import make_llm
 from spr.generate import Draft
-from spr.model_check import DECLINED, ModelVerdict, check_prompt, model_check, model_declined
+from spr.model_check import DECLINED, ModelVerdict, check_prompt, model_check
 from spr.qa import KnowledgeBase
 from spr.records import ABSTAIN, Citation
 
@@ -53,18 +53,18 @@ def test_nothing_quoted_and_a_yes_no_question_ask_no_model():
     def no_model():
         raise AssertionError("the model was asked")
 
-    assert model_declined(no_model, QUESTION, Draft(ABSTAIN, (), True), THRESHOLD) is None
-    assert model_declined(no_model, QUESTION, Draft("  ", (), False), THRESHOLD) is None
+    assert model_check(no_model, QUESTION, Draft(ABSTAIN, (), True), THRESHOLD).declined is None
+    assert model_check(no_model, QUESTION, Draft("  ", (), False), THRESHOLD).declined is None
     quoted = Draft("The Fund shall not support nuclear power plants. [1]", (), False)
-    assert model_declined(no_model, "We run a plant. Can the Fund support nuclear power?", quoted, threshold=1.0) is None
+    assert model_check(no_model, "We run a plant. Can the Fund support nuclear power?", quoted, threshold=1.0).declined is None
 
 
 def test_the_answer_stands_at_the_models_own_p_yes_and_is_declined_above_it(llm):
     p_yes = llm.yes_probability(check_prompt(QUESTION, QUOTE))
     assert 0.0 < p_yes < 1.0
     quoted = Draft(QUOTE, (), False, confidence=0.7)
-    assert model_declined(lambda: llm, QUESTION, quoted, threshold=p_yes) is None
-    declined = model_declined(lambda: llm, QUESTION, quoted, threshold=min(1.0, p_yes + 1e-6))
+    assert model_check(lambda: llm, QUESTION, quoted, threshold=p_yes).declined is None
+    declined = model_check(lambda: llm, QUESTION, quoted, threshold=min(1.0, p_yes + 1e-6)).declined
     assert declined is not None and declined.abstained and declined.text == ABSTAIN and declined.citations == ()
     assert declined.abstain_reason == f"{DECLINED} (P(yes) = {p_yes:.2f})"
     assert declined.confidence == 0.7  # the sentence score stays what the extractive pick measured
@@ -93,7 +93,7 @@ def test_a_model_that_is_down_declines_nothing_and_the_skip_is_logged(monkeypatc
     model_endpoint_down(monkeypatch)
     down = make_llm(load_config().llm, None, cache=False)
     with caplog.at_level(logging.WARNING, logger="spr.model_check"):
-        assert model_declined(lambda: down, QUESTION, Draft(QUOTE, (), False), THRESHOLD) is None
+        assert model_check(lambda: down, QUESTION, Draft(QUOTE, (), False), THRESHOLD).declined is None
     assert any("model check skipped, the answer stands" in r.getMessage() for r in caplog.records)
 
 

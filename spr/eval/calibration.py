@@ -8,13 +8,13 @@ embedded 1.5B model, or a stronger one on an endpoint — gets its own AUC and t
 same answers (``bench/calibrate_model_check.py``; docs/answers.md#the-models-check).
 
 A row is what ``bench/eval_answers.py`` writes per question: ``id``, ``question``, ``answerable``,
-``abstained``, ``text``, ``citations`` (their ``title``), ``token_recall``, ``translated``. Pure apart from :func:`score_rows`,
-which calls the model.
+``abstained``, ``text``, ``citations`` (their ``title``), ``token_recall``, ``translated``.
+Pure apart from :func:`score_rows`, which calls the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.llm.base import LLM
@@ -31,7 +31,7 @@ def checked(row: Row) -> bool:
     return not row["abstained"] and not row.get("translated") and not asks_yes_no(str(row["question"]))
 
 
-def score_rows(llm: LLM, rows: Iterable[Row], progress: Callable[[int], None] | None = None) -> dict[str, float]:
+def score_rows(llm: LLM, rows: Iterable[Row]) -> dict[str, float]:
     """P(yes) of the check's prompt (:func:`spr.model_check.check_prompt`) for every answer the
     check would read, by row id. The model's response cache, where it has one, makes a re-run cheap."""
     scores: dict[str, float] = {}
@@ -39,8 +39,6 @@ def score_rows(llm: LLM, rows: Iterable[Row], progress: Callable[[int], None] | 
         if checked(row):
             titles = [str(c["title"]) for c in row.get("citations") or ()]  # type: ignore[union-attr]
             scores[str(row["id"])] = llm.yes_probability(check_prompt(str(row["question"]), str(row["text"]), titles), max_tokens=1)
-            if progress is not None:
-                progress(len(scores))
     return scores
 
 
