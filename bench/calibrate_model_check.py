@@ -30,6 +30,7 @@ from core.cache import user_cache_dir  # noqa: E402
 from core.config import load_config  # noqa: E402
 from core.llm import make_llm  # noqa: E402
 from spr.eval.calibration import auc, checked, highest_threshold, replay, score_rows  # noqa: E402
+from spr.model_check import DECLINED  # noqa: E402
 
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5)
 
@@ -53,7 +54,7 @@ def main() -> int:
         if kind is None:
             print(f"{path}: no extractive answers, skipped", file=sys.stderr)
             continue
-        if any(str(r.get("abstain_reason", "")).startswith("the model read") for r in kind["rows"]):
+        if any(str(r.get("abstain_reason", "")).startswith(DECLINED) for r in kind["rows"]):
             print(f"{path}: made with the check on; rerun bench/eval_answers.py with --model-check off", file=sys.stderr)
             return 2
         sets[run["set"]] = kind["rows"]

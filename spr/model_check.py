@@ -80,12 +80,18 @@ class ModelVerdict:
         return f"the model read the quote as answering (P(yes) = {self.p_yes:.2f})" if self.p_yes is not None and self.declined is None else ""
 
 
+def reads(question: str, quoted: str) -> bool:
+    """Whether the check asks the model at all: something is quoted and the question does not
+    ask yes or no (those are left to the rules)."""
+    return bool(quoted.strip()) and not asks_yes_no(question)
+
+
 def model_check(llm: Callable[[], LLM], question: str, quoted: Draft, threshold: float) -> ModelVerdict:
     """The model's reading of ``quoted`` (an extractive draft) as an answer to ``question``: an
     abstention where P(yes) is below ``threshold`` ([answer] model_check_threshold). Not asked
     when ``quoted`` abstained (nothing to read) or the question asks yes or no. ``llm`` is called
     only when the model is asked, so a KB loads its model only for an answer to check."""
-    if quoted.abstained or not quoted.text.strip() or asks_yes_no(question):
+    if quoted.abstained or not reads(question, quoted.text):
         return ModelVerdict()
     try:
         p_yes = llm().yes_probability(check_prompt(question, quoted.text, [c.title for c in quoted.citations]), max_tokens=1)

@@ -18,8 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.llm.base import LLM
-from spr.asking import asks_yes_no
-from spr.model_check import check_prompt
+from spr.model_check import check_prompt, reads
 
 Row = Mapping[str, object]
 
@@ -28,7 +27,7 @@ def checked(row: Row) -> bool:
     """Whether the product's check reads this answer: one was given, the question does not ask
     yes or no (those are left to the rules), and it was not translated (the check reads the
     translation, which the rows do not keep)."""
-    return not row["abstained"] and not row.get("translated") and not asks_yes_no(str(row["question"]))
+    return not row["abstained"] and not row.get("translated") and reads(str(row["question"]), str(row["text"]))
 
 
 def score_rows(llm: LLM, rows: Iterable[Row]) -> dict[str, float]:
