@@ -152,6 +152,7 @@ def main() -> int:
     ap.add_argument("--free-end", action="store_true", help="[answer] llm_end_on_citation off: the model may stop uncited (the before)")
     ap.add_argument("--no-choices", action="store_true", help="[retrieval] choices off: no search per option of a choice question (the before)")
     ap.add_argument("--bridges", choices=("on", "off"), default=None, help="[retrieval] bridges (default: the config's)")
+    ap.add_argument("--prompt-cache-mb", type=int, default=None, help="[llm] prompt_cache_mb (0 = keep only the last prompt's state)")
     ap.add_argument("--retrieval", action="append", default=[], metavar="KEY=VALUE",
                     help="set a [retrieval] field, e.g. rescore_pull_named=false (repeatable; a KB's policykb.toml is not read here)")
     ap.add_argument("--abbreviations", choices=("on", "off"), default=None, help="[retrieval] abbreviations (default: the config's)")
@@ -161,7 +162,8 @@ def main() -> int:
     config = Config()
     config = config.model_copy(update={
         "embed": config.embed.model_copy(update={"model": args.embed, "dtype": args.embed_dtype}),
-        "llm": config.llm.model_copy(update={"cache": args.llm_cache, **_llm_threads(args.llm_threads)}),  # by default every LLM answer a real call
+        "llm": config.llm.model_copy(update={"cache": args.llm_cache, **_llm_threads(args.llm_threads),
+                                             **({} if args.prompt_cache_mb is None else {"prompt_cache_mb": args.prompt_cache_mb})}),  # by default every LLM answer a real call
         "retrieval": config.retrieval.model_copy(update={
             "choices": config.retrieval.choices and not args.no_choices,
             "bridges": config.retrieval.bridges if args.bridges is None else args.bridges == "on",

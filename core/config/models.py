@@ -70,6 +70,15 @@ class LLMConfig(Section):
             " idle machine, and beside a busy process it was no slower than 1; bench/bench_llm.py)."
         ),
     )
+    prompt_cache_mb: int = Field(
+        256,
+        ge=0,
+        description=(
+            "Memory for the embedded model's states after its last prompts (MiB; 0 = keep only the last): a prompt"
+            " that begins like a kept one is read from where they part, so the model's check and an LLM answer stop"
+            " re-reading each other's instructions (docs/answers.md#prompt-states)."
+        ),
+    )
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1)
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout for a remote endpoint.")

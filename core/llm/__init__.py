@@ -75,5 +75,6 @@ def make_llm(
         context_size=config.context_size,
         threads=config.threads,
         batch_threads=config.batch_threads,
+        prompt_cache_mb=config.prompt_cache_mb,
         **common,
     )

@@ -21,6 +21,7 @@ from typing import Any
 from core.cpu import missing_instructions
 from core.errors import ModelError, ModelNotFoundError, ModelOutputError
 from core.llm.base import LLM, YES_NO_TOP_LOGPROBS, Completion, Request
+from core.llm.prompt_states import PromptStates
 from core.model_parts import SplitModel
 from core.usage import Usage
 
@@ -106,6 +107,7 @@ class LlamaCppLLM(LLM):
         context_size: int = 2048,
         threads: int = 0,
         batch_threads: int = 0,
+        prompt_cache_mb: int = 0,
         **kwargs: Any,
     ):
         path = resolve_gguf(model_path)
@@ -127,6 +129,7 @@ class LlamaCppLLM(LLM):
         # competitor (bench/bench_llm.py, docs/answers.md "Speed and the thread count"), so by default the
         # prompt gets every logical CPU; the time to the first token is mostly this phase.
         self.batch_threads = batch_threads or max(1, os.cpu_count() or 1)
+        self.prompt_cache_mb = prompt_cache_mb
         self._llama: Any = None
         self._lock = threading.Lock()
         self._yes_no_ids: tuple[int, ...] | None = None
@@ -152,16 +155,24 @@ class LlamaCppLLM(LLM):
             raise ModelError(
                 f"llama-cpp-python here was built for {', '.join(missing)}, which this CPU lacks: rerun scripts/setup.sh"
             )
+        # Every kept prompt state carries a copy of llama-cpp-python's logits buffer, n_batch x
+        # vocabulary floats: 311 MB for Qwen at the default 512, 39 MB at 64, which read prompts as
+        # fast here (docs/answers.md#prompt-states).
+        n_batch = 64 if self.prompt_cache_mb else 512
         try:
-            return llama_cpp.Llama(
+            llama = llama_cpp.Llama(
                 model_path=str(self.model_path),
                 n_ctx=self.context_size,
                 n_threads=self.threads,
                 n_threads_batch=self.batch_threads,
+                n_batch=n_batch,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"cannot load GGUF model {self.model_path}: {exc}") from exc
+        if self.prompt_cache_mb:
+            llama.set_cache(PromptStates(self.prompt_cache_mb << 20))
+        return llama
 
     def _generate(self, request: Request) -> Completion:
         llama = self.llama
