@@ -62,26 +62,30 @@ def test_the_least_recently_used_states_leave_first_within_the_memory_bound():
     assert len(cache) == 0
 
 
-def _alternate(llm: LlamaCppLLM) -> list[str]:
+def _turns() -> list[tuple[str, int]]:
     """Two prompts with long heads of their own, taking turns, as the check and an answer do."""
     check = "Read the text and the question. If the text contains the answer, answer yes; if not, answer no. " * 3
     answer = "You answer questions about policy documents using only the numbered evidence you are given. " * 3
-    out = []
+    turns = []
     for q in ("Who signs the act?", "When does it apply?", "Which body checks it?"):
-        out.append(llm.complete(f"{check}\nText: The Council signs.\nQuestion: {q}", max_tokens=4).text)
-        out.append(llm.complete(f"{answer}\nEvidence: [1] The Council signs.\nQuestion: {q}", max_tokens=6).text)
-    return out
+        turns += [
+            (f"{check}\nText: The Council signs.\nQuestion: {q}", 4),
+            (f"{answer}\nEvidence: [1] The Council signs.\nQuestion: {q}", 6),
+        ]
+    return turns
 
 
 def test_prompts_taking_turns_are_read_from_kept_states_with_the_same_outputs():
     kept = LlamaCppLLM(SMOLLM2, cache=False, prompt_cache_mb=64)
-    plain = LlamaCppLLM(SMOLLM2, cache=False, prompt_cache_mb=0)
-    assert _alternate(kept) == _alternate(plain)
+    outputs = [kept.complete(prompt, max_tokens=n).text for prompt, n in _turns()]
+    # each prompt read whole by a model with no state yet, loaded the same way
+    afresh = [LlamaCppLLM(SMOLLM2, cache=False, prompt_cache_mb=64).complete(prompt, max_tokens=n).text for prompt, n in _turns()]
+    assert outputs == afresh
     states = kept.llama.cache
     assert isinstance(states, PromptStates)
     assert states.hits >= 4  # every prompt after the first of its kind found its head
     assert 0 < states.nbytes <= 64 << 20
-    assert plain.llama.cache is None
+    assert LlamaCppLLM(SMOLLM2, cache=False, prompt_cache_mb=0).llama.cache is None
 
 
 def test_the_config_sets_the_memory_and_zero_keeps_only_the_last_state():
