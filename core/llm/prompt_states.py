@@ -22,20 +22,6 @@ from typing import Any
 MIN_SHARED = 16  # tokens: a shorter common head (the chat template's first tokens) is not worth a state copy
 
 
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading tokens ``a`` and ``b`` share.
-
-    >>> common_prefix([1, 2, 3], [1, 2, 4, 5])
-    2
-    """
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def state_bytes(state: Any) -> int:
     """Memory a ``llama_cpp.LlamaState`` holds: llama.cpp's state (the KV cells) and its copies
     of the logits buffer and the token ids."""
@@ -54,9 +40,11 @@ class PromptStates:
         return True
 
     def _best(self, tokens: Sequence[int]) -> tuple[int, ...] | None:
+        from llama_cpp import Llama  # loaded already: only a loaded model asks its cache
+
         best, shared = None, MIN_SHARED - 1
         for key in self._states:
-            if (n := common_prefix(key, tokens)) > shared:
+            if (n := Llama.longest_token_prefix(key, tokens)) > shared:
                 best, shared = key, n
         return best
 
