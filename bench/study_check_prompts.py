@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import time
 from dataclasses import asdict
@@ -34,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from core.cache import user_cache_dir  # noqa: E402
 from core.config import Config, load_config  # noqa: E402
 from core.llm import make_llm  # noqa: E402
-from spr.eval.calibration import auc, checked, replay  # noqa: E402
+from spr.eval.calibration import auc, checked, replay, score_rows  # noqa: E402
 from spr.llm_answer import build_messages  # noqa: E402
 from spr.model_check import check_prompt, reads  # noqa: E402
 
@@ -145,7 +146,7 @@ def study_evidence(args: argparse.Namespace) -> dict:
                 flush=True,
             )
     pairs = lambda key: [(r["answerable"], r[key]) for r in rows.values()]  # noqa: E731
-    median = lambda key: sorted(r[key] for r in rows.values())[len(rows) // 2] if rows else None  # noqa: E731
+    median = lambda key: statistics.median(r[key] for r in rows.values()) if rows else None  # noqa: E731
     summary = {
         "set": args.set,
         "read": len(rows),
@@ -170,11 +171,11 @@ def study_examples(args: argparse.Namespace) -> dict:
         if name == "squad2" and args.squad_sample:
             random.Random(7).shuffle(rows)
             rows = rows[: args.squad_sample]
-            all_rows = [r for r in all_rows if r in rows]  # replays over the sample's questions only
-        scores: dict[str, dict[str, float]] = {"product": {}, "examples": {}}
+            sample = {str(r["id"]) for r in rows}
+            all_rows = [r for r in all_rows if str(r["id"]) in sample]  # replays over the sample's questions only
+        scores = {"product": score_rows(llm, rows), "examples": {}}
         for r in rows:
             titles = [c["title"] for c in r.get("citations") or ()]
-            scores["product"][str(r["id"])] = llm.yes_probability(check_prompt(r["question"], r["text"], titles), max_tokens=1)
             scores["examples"][str(r["id"])] = llm.yes_probability(
                 example_messages(r["question"], r["text"], titles), max_tokens=1
             )
