@@ -1,4 +1,4 @@
-"""Two other ways for the model's check to read an answer, against the product's prompt (stop 59).
+"""Other ways for the model's check to read an answer, against the product's prompt (stops 59, 60).
 
 ``evidence``: an LLM answer's check asked over the reply's own prompt — its system prompt, the
 numbered evidence and the question, with a yes/no line where the answer cue stands — so that the
@@ -16,12 +16,19 @@ bench/calibrate_model_check.py reads them; replies cached in the same SQLite fil
 replays at each threshold for the product's prompt and this one:
 
     .venv/bin/python bench/study_check_prompts.py examples runs/*.json --squad-sample 160
+
+``extract`` (stop 60): not a yes/no question but the task itself — copy the answer from the text, or
+reply "no answer" — read by the first token: 1 − P(no), the no-answer reply's first word. Same runs
+and replays as ``examples`` (these calls are not cached):
+
+    .venv/bin/python bench/study_check_prompts.py extract runs/squad2.json runs/dev-eu.json runs/probe-eu.json --squad-sample 80
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import sys
@@ -37,7 +44,7 @@ from core.config import Config, load_config  # noqa: E402
 from core.llm import make_llm  # noqa: E402
 from spr.eval.calibration import auc, checked, replay, score_rows  # noqa: E402
 from spr.llm_answer import build_messages  # noqa: E402
-from spr.model_check import check_prompt, reads  # noqa: E402
+from spr.model_check import PROMPT, check_prompt, reads  # noqa: E402
 
 EVIDENCE_CHECK = (
     "Question: {question}\nDoes the evidence contain the answer to the question? If the question asks about something "
@@ -70,6 +77,26 @@ EXAMPLES = (  # invented: no set's text or question
     ),
     (_HEATING, "Clean Heating Act § 7", "By when do landlords have to replace old oil boilers?", "yes"),
 )
+
+
+EXTRACT = (  # in place of the product prompt's instruction and its last line
+    "Answer the question from the text. Copy the answer from the text, as short as possible. If the text does not "
+    "answer the question, or the question's details differ from the text, reply: no answer.\n"
+)
+
+
+def extract_prompt(question: str, quote: str, titles) -> str:
+    """The product's prompt (:func:`check_prompt`: the same quote, cut and cleaned the same way)
+    with the extraction task in place of the yes/no question."""
+    head = PROMPT[: PROMPT.index("Text{source}")]
+    return EXTRACT + check_prompt(question, quote, titles)[len(head) :].removesuffix("\nAnswer yes or no.")
+
+
+def answer_share(llm, prompt: str) -> float:
+    """1 − P(the reply's first token is "no"): how likely the model copies an answer rather than
+    saying there is none. Read from the first token's distribution, as yes/no is (private API: a study)."""
+    logprobs, _ = llm._first_token_logprobs(llm._request(prompt, None, 1, 0.0, None))
+    return 1.0 - sum(math.exp(v) for k, v in logprobs.items() if k.strip().lower() == "no")
 
 
 def evidence_messages(question: str, context) -> list[dict[str, str]]:
@@ -160,10 +187,12 @@ def study_evidence(args: argparse.Namespace) -> dict:
 
 
 def study_examples(args: argparse.Namespace) -> dict:
+    """The product's prompt and, for ``args.study``, the variant's score of every answer read."""
     config = load_config(args.config)
     llm = make_llm(config.llm.model_copy(update={"cache": True}), user_cache_dir() / "bench" / "model-check.sqlite")
     out: dict = {}
-    pooled: dict[str, list[tuple[bool, float]]] = {"product": [], "examples": []}  # every set but SQuAD 2.0
+    variant = args.study
+    pooled: dict[str, list[tuple[bool, float]]] = {"product": [], variant: []}  # every set but SQuAD 2.0
     for path in args.runs:
         run = json.loads(Path(path).read_text())
         name, all_rows = run["set"], run["kinds"]["extractive"]["rows"]
@@ -173,11 +202,13 @@ def study_examples(args: argparse.Namespace) -> dict:
             rows = rows[: args.squad_sample]
             sample = {str(r["id"]) for r in rows}
             all_rows = [r for r in all_rows if str(r["id"]) in sample]  # replays over the sample's questions only
-        scores = {"product": score_rows(llm, rows), "examples": {}}
+        scores = {"product": score_rows(llm, rows), variant: {}}
         for r in rows:
             titles = [c["title"] for c in r.get("citations") or ()]
-            scores["examples"][str(r["id"])] = llm.yes_probability(
-                example_messages(r["question"], r["text"], titles), max_tokens=1
+            scores[variant][str(r["id"])] = (
+                llm.yes_probability(example_messages(r["question"], r["text"], titles), max_tokens=1)
+                if variant == "examples"
+                else answer_share(llm, extract_prompt(r["question"], r["text"], titles))
             )
         labels = {str(r["id"]): bool(r["answerable"]) for r in rows}
         result = {"read": len(rows)}
@@ -200,12 +231,18 @@ def main() -> int:
     ev.add_argument("--embed", default=Config().embed.model)
     ev.add_argument("--limit", type=int, default=0, help="questions read (a seeded shuffle first)")
     ev.add_argument("--json", type=Path, default=None)
-    ex = sub.add_parser("examples", help="the product's prompt after six worked examples")
-    ex.add_argument("runs", nargs="+", type=Path, help="bench/eval_answers.py --model-check off --json outputs")
-    ex.add_argument("--config", type=Path, default=None, help="a policykb.toml whose [llm] reads (default: the embedded model)")
-    ex.add_argument("--squad-sample", type=int, default=160, help="SQuAD 2.0 answers read (a seeded sample; 0 = all)")
-    ex.add_argument("--thresholds", type=float, nargs="+", default=[0.4, 0.5, 0.55, 0.6, 0.65, 0.7])
-    ex.add_argument("--json", type=Path, default=None)
+    for name, help_ in (
+        ("examples", "the product's prompt after six worked examples"),
+        ("extract", "the answer copied from the quote, or 'no answer'"),
+    ):
+        ex = sub.add_parser(name, help=help_)
+        ex.add_argument("runs", nargs="+", type=Path, help="bench/eval_answers.py --model-check off --json outputs")
+        ex.add_argument(
+            "--config", type=Path, default=None, help="a policykb.toml whose [llm] reads (default: the embedded model)"
+        )
+        ex.add_argument("--squad-sample", type=int, default=160, help="SQuAD 2.0 answers read (a seeded sample; 0 = all)")
+        ex.add_argument("--thresholds", type=float, nargs="+", default=[0.4, 0.5, 0.55, 0.6, 0.65, 0.7])
+        ex.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     report = study_evidence(args) if args.study == "evidence" else study_examples(args)
     if args.json:
