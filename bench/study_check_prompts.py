@@ -186,12 +186,17 @@ def study_evidence(args: argparse.Namespace) -> dict:
     return {"summary": summary, "rows": rows}
 
 
-def study_examples(args: argparse.Namespace) -> dict:
-    """The product's prompt and, for ``args.study``, the variant's score of every answer read."""
+def study_replays(args: argparse.Namespace) -> dict:
+    """``examples`` or ``extract`` (``args.study``): the product's P(yes) and the variant's score of
+    every answer read, then AUC and replays of both."""
     config = load_config(args.config)
     llm = make_llm(config.llm.model_copy(update={"cache": True}), user_cache_dir() / "bench" / "model-check.sqlite")
     out: dict = {}
     variant = args.study
+    if variant == "examples":
+        score = lambda r, titles: llm.yes_probability(example_messages(r["question"], r["text"], titles), max_tokens=1)  # noqa: E731
+    else:
+        score = lambda r, titles: answer_share(llm, extract_prompt(r["question"], r["text"], titles))  # noqa: E731
     pooled: dict[str, list[tuple[bool, float]]] = {"product": [], variant: []}  # every set but SQuAD 2.0
     for path in args.runs:
         run = json.loads(Path(path).read_text())
@@ -205,11 +210,7 @@ def study_examples(args: argparse.Namespace) -> dict:
         scores = {"product": score_rows(llm, rows), variant: {}}
         for r in rows:
             titles = [c["title"] for c in r.get("citations") or ()]
-            scores[variant][str(r["id"])] = (
-                llm.yes_probability(example_messages(r["question"], r["text"], titles), max_tokens=1)
-                if variant == "examples"
-                else answer_share(llm, extract_prompt(r["question"], r["text"], titles))
-            )
+            scores[variant][str(r["id"])] = score(r, titles)
         labels = {str(r["id"]): bool(r["answerable"]) for r in rows}
         result = {"read": len(rows)}
         for prompt, by_id in scores.items():
@@ -244,7 +245,7 @@ def main() -> int:
         ex.add_argument("--thresholds", type=float, nargs="+", default=[0.4, 0.5, 0.55, 0.6, 0.65, 0.7])
         ex.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    report = study_evidence(args) if args.study == "evidence" else study_examples(args)
+    report = study_evidence(args) if args.study == "evidence" else study_replays(args)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1))
