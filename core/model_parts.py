@@ -16,7 +16,6 @@ command that installs it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -25,12 +24,13 @@ import shutil
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.cache import user_cache_dir
 from core.errors import ModelError, ModelNotFoundError
+from core.locks import locked
 
 _CHUNK = 8 * 1024 * 1024
 _MARKER_SUFFIX = ".verified.json"
@@ -77,18 +77,6 @@ def is_assembled(target: Path, sha256: str) -> bool:
     except (OSError, ValueError, AttributeError, TypeError):
         return False
     return True
-
-
-@contextlib.contextmanager
-def _locked(target: Path) -> Iterator[None]:
-    """An exclusive lock on ``<target>.lock``. flock locks belong to an open file description, so
-    this excludes other threads of this process (each opens the file anew) as well as processes."""
-    with open(target.with_name(target.name + ".lock"), "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _remove(path: Path) -> None:
@@ -166,7 +154,7 @@ def assemble(
             raise ModelNotFoundError(f"model part missing: {what}, {path}{hint}")
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(target):
+    with locked(target):
         if is_assembled(target, sha256):  # another thread or process finished it while we waited
             return target
         # Holding the lock, nobody else is assembling this target: clear what a crash left behind.

@@ -24,18 +24,33 @@ Entity descriptions, in ``<base>graph/descriptions`` (replaced on rebuild)::
 
 The embedded reports and descriptions live beside the other indexes: ``<kb>/indexes/reports``
 (ids = community IRIs) and ``<kb>/indexes/entity_descriptions`` (ids = entity IRIs), both
-:class:`store.vectors.VectorIndex`.
+:class:`store.vectors.VectorIndex`. The reports stage embeds them at ingest only with
+``[communities] embed = "ingest"``; by default :func:`community_index` embeds them from the texts
+above when a community mode first reads them (the default answer path never does).
 """
 
 from __future__ import annotations
 
+import logging
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from core.errors import StoreError
+from core.locks import locked
 from store.base import RDFStore
+from store.layout import KBLayout
+from store.vectors import VectorIndex, embed_index
 from store.vocab import PKB, RDF, XSD, content_hash, mint, values_clause
+
+if TYPE_CHECKING:
+    from core.embed import Embedder
+
+logger = logging.getLogger(__name__)
 
 _A = NamedNode(RDF + "type")
 _INT = NamedNode(XSD + "integer")
@@ -258,3 +273,58 @@ def read_descriptions(store: RDFStore, entities: Iterable[str] | None = None) ->
         values = values_clause("e", unique) + " "
     rows = store.select(f"SELECT ?e ?d WHERE {{ {values}?e <{PKB}description> ?d }}").rows
     return {r["e"].value: r["d"].value for r in rows}  # type: ignore[union-attr]
+
+
+# --- their vector indexes ------------------------------------------------------------------------
+def index_texts(store: RDFStore, name: str) -> tuple[list[str], list[str]]:
+    """(ids, texts) the index ``name`` holds: every report by community IRI, or every entity
+    description by entity IRI."""
+    if name == REPORTS_INDEX:
+        reports = read_reports(store)
+        return [r.community for r in reports], [r.text for r in reports]
+    if name == DESCRIPTIONS_INDEX:
+        descriptions = read_descriptions(store)
+        ids = sorted(descriptions)
+        return ids, [descriptions[e] for e in ids]
+    raise StoreError(f"unknown community index {name!r}")
+
+
+def save_community_index(store: RDFStore, kb_dir: Path, name: str, embedder: Embedder) -> VectorIndex:
+    """Embed the texts of index ``name`` (:func:`index_texts`) and save the index; the embedding
+    cache makes unchanged texts free."""
+    folder = KBLayout(kb_dir).index(name)
+    with locked(folder):
+        ids, texts = index_texts(store, name)
+        index = embed_index(embedder, ids, texts)
+        index.save(folder)
+        return index
+
+
+def drop_community_index(kb_dir: Path, name: str) -> None:
+    """Remove the saved index ``name`` (its texts changed; the next reader embeds them again)."""
+    folder = KBLayout(kb_dir).index(name)
+    with locked(folder):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def community_index(store: RDFStore, kb_dir: Path, name: str, embedder: Embedder) -> VectorIndex:
+    """The saved index ``name``; when there is none (the reports stage leaves it to first use),
+    its texts embedded now and saved, once across threads and processes. A KB without any such
+    text raises :class:`StoreError`; an index that cannot be saved is used from memory."""
+    folder = KBLayout(kb_dir).index(name)
+    with locked(folder):
+        try:
+            return VectorIndex.load(folder)
+        except StoreError:
+            pass
+        ids, texts = index_texts(store, name)
+        if not ids:
+            raise StoreError(f"no {name.replace('_', ' ')} in the store")
+        # The one slow step a community mode can hit: say so before a wait of minutes.
+        logger.warning("embedding %d %s for the first time (once; kept in %s)", len(ids), name.replace("_", " "), folder)
+        index = embed_index(embedder, ids, texts)
+        try:
+            index.save(folder)
+        except OSError as exc:
+            logger.warning("could not save %s (%s); it is embedded again next time", folder, exc)
+        return index

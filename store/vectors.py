@@ -13,11 +13,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import faiss
 import numpy as np
 
 from core.errors import InputError, StoreError
+
+if TYPE_CHECKING:
+    from core.embed import Embedder
 
 INDEX_FILE = "index.faiss"
 IDS_FILE = "ids.json"
@@ -132,3 +136,17 @@ class VectorIndex:
         if self._index.ntotal:
             hnsw.add(self._index.reconstruct_n(0, self._index.ntotal))
         self._index = hnsw
+
+
+def embed_index(embedder: Embedder, ids: list[str], texts: list[str]) -> VectorIndex:
+    """A new index of ``texts`` embedded by ``embedder``, one vector per id. Texts in the
+    embedder's cache need no model: the dimension then comes from the vectors (asking the embedder
+    for it would load the model)."""
+    if len(ids) != len(texts):
+        raise InputError(f"{len(ids)} ids for {len(texts)} texts")
+    if not ids:
+        return VectorIndex(embedder.dimension)
+    vectors = np.asarray(embedder.embed_many(texts), dtype=np.float32)
+    index = VectorIndex(vectors.shape[1])
+    index.add(ids, vectors)
+    return index

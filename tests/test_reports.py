@@ -14,11 +14,13 @@ import pytest
 from support.kbs import corpus_kb
 
 from core.config import load_config
+from core.errors import StoreError
 from kgpipeline.derived.reports import make_stage
 from store.communities import (
     DESCRIPTIONS_INDEX,
     REPORTS_INDEX,
     Community,
+    community_index,
     community_iri,
     drop_reports,
     read_communities,
@@ -149,11 +151,13 @@ def test_rerun_reuses_and_changes_are_incremental(kb):
     assert all(after[c] == before[c] for c in after if c != changed.iri)
 
 
-def test_descriptions_and_indexes(kb):
+def test_descriptions_and_indexes_embedded_at_ingest(kb):
     from store.vectors import VectorIndex
 
     kb_dir, store, config = kb
-    make_stage(config).run(store, kb_dir)
+    ingest = config.model_copy(update={"communities": config.communities.model_copy(update={"embed": "ingest"})})
+    summary = make_stage(ingest).run(store, kb_dir)
+    assert "embed " in summary
     members = {m for c in read_communities(store) for m in c.members}
     descriptions = read_descriptions(store)
     assert set(descriptions) == members
@@ -163,6 +167,34 @@ def test_descriptions_and_indexes(kb):
     assert sorted(reports.ids) == sorted(r.community for r in read_reports(store))
     described = VectorIndex.load(layout.index(DESCRIPTIONS_INDEX))
     assert sorted(described.ids) == sorted(descriptions)
+
+
+def test_indexes_left_to_first_use_are_embedded_once_and_alike(kb, caplog):
+    """By default the stage drops the two indexes (their texts may have changed) and the first
+    reader embeds them: the same ids and vectors as an ingest-time build, saved for the next."""
+    import numpy as np
+
+    from store.vectors import VectorIndex
+
+    kb_dir, store, config = kb
+    assert config.communities.embed == "first_use"
+    layout = KBLayout(kb_dir)
+    ingest = config.model_copy(update={"communities": config.communities.model_copy(update={"embed": "ingest"})})
+    make_stage(ingest).run(store, kb_dir)
+    eager = {name: VectorIndex.load(layout.index(name)) for name in (REPORTS_INDEX, DESCRIPTIONS_INDEX)}
+    summary = make_stage(config).run(store, kb_dir)
+    assert "vectors embedded on first use" in summary
+    embedder = make_stage(config)._embedder()
+    for name, built in eager.items():
+        with pytest.raises(StoreError):
+            VectorIndex.load(layout.index(name))  # stale vectors are not left behind
+        with caplog.at_level("WARNING", logger="store.communities"):
+            lazy = community_index(store, kb_dir, name, embedder)
+        assert f"embedding {len(built)} " in caplog.text  # the one slow step is announced
+        assert lazy.ids == built.ids and len(lazy) > 0
+        for id_ in lazy.ids[:20]:
+            assert np.allclose(lazy.vectors(id_), built.vectors(id_), atol=1e-5)
+        assert VectorIndex.load(layout.index(name)).ids == built.ids  # saved for the next reader
 
 
 def test_a_provision_is_named_once_in_its_description_and_briefly_in_reports(kb):

@@ -17,9 +17,13 @@ Reads the communities (:func:`store.communities.read_communities`, written by th
 Incremental: a community whose members hash equals its report's (and whose report came from the
 configured writer) keeps its report; reports of communities that are gone are dropped. Then every
 member of a community gets a short extractive description (type, relations, first mentioning
-sentence), and the report texts and descriptions are embedded into ``<kb>/indexes/reports`` and
-``<kb>/indexes/entity_descriptions`` (:class:`store.vectors.VectorIndex`, ids = community /
-entity IRIs); the embedding cache makes unchanged texts free.
+sentence). With ``[communities] embed = "ingest"`` the report texts and descriptions are then
+embedded into ``<kb>/indexes/reports`` and ``<kb>/indexes/entity_descriptions``
+(:class:`store.vectors.VectorIndex`, ids = community / entity IRIs; the embedding cache makes
+unchanged texts free). By default (``"first_use"``) the stage removes those two indexes instead
+and a community mode's first read embeds them (:func:`store.communities.community_index`): the
+default answer path never reads them, and on a CPU without fast matrix units they cost more than
+half an ingest's time.
 """
 
 from __future__ import annotations
@@ -29,8 +33,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from core.errors import ModelOutputError
 from core.usage import UsageScope
@@ -49,9 +51,11 @@ from store.communities import (
     REPORTS_INDEX,
     Finding,
     Report,
+    drop_community_index,
     drop_reports,
     read_communities,
     read_reports,
+    save_community_index,
     write_descriptions,
     write_report,
 )
@@ -228,10 +232,12 @@ class ReportsStage:
         descriptions = {m: describe(view, m) for m in members}
         write_descriptions(store, descriptions, self.base_iri)
         described_at = time.perf_counter()
-        layout = KBLayout(kb_dir)
-        embedder = self._embedder()
-        save_index(embedder, sorted(reports), [reports[c].text for c in sorted(reports)], layout.index(REPORTS_INDEX))
-        save_index(embedder, members, [descriptions[m] for m in members], layout.index(DESCRIPTIONS_INDEX))
+        embedder = self._embedder() if self.config.embed == "ingest" else None
+        for name in (REPORTS_INDEX, DESCRIPTIONS_INDEX):
+            if embedder is not None:
+                save_community_index(store, kb_dir, name, embedder)
+            else:  # the texts may have changed: a community mode's first read embeds them again
+                drop_community_index(kb_dir, name)
         done = time.perf_counter()
         self.timings = {"read": read_at - started, "reports": reports_at - read_at, "descriptions": described_at - reports_at,
                         "embed": done - described_at, "total": done - started}  # fmt: skip
@@ -245,20 +251,9 @@ class ReportsStage:
             f"{self.config.reports}{note}) for {len(communities)} communities "
             f"({len(communities) - len(eligible)} below {self.config.min_size} members), {len(descriptions)} entity "
             f"descriptions; read {self.timings['read']:.1f} s, reports {self.timings['reports']:.1f} s, "
-            f"descriptions {self.timings['descriptions']:.1f} s, embed {self.timings['embed']:.1f} s"
+            f"descriptions {self.timings['descriptions']:.1f} s, "
+            + (f"embed {self.timings['embed']:.1f} s" if self.config.embed == "ingest" else "vectors embedded on first use")
         )
-
-
-def save_index(embedder, ids: list[str], texts: list[str], folder: Path) -> None:
-    from store.vectors import VectorIndex
-
-    # Cached texts need no model: the dimension comes from the vectors (asking the embedder for it
-    # loads the model).
-    vectors = np.asarray(embedder.embed_many(texts), dtype=np.float32) if ids else None
-    index = VectorIndex(vectors.shape[1] if vectors is not None else embedder.dimension)
-    if vectors is not None:
-        index.add(ids, vectors)
-    index.save(folder)
 
 
 def make_stage(config: Config, tracker: UsageTracker | None = None, llm_cache: bool | None = None) -> ReportsStage:

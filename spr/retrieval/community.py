@@ -3,7 +3,8 @@
 Both read what the stages ``communities`` and ``reports`` wrote (:mod:`store.communities`): the
 communities of one hierarchy level (``[communities] level``), their reports, the entity
 descriptions, and the two vector indexes ``<kb>/indexes/reports`` and
-``<kb>/indexes/entity_descriptions``.
+``<kb>/indexes/entity_descriptions`` (embedded on first use unless the reports stage embedded
+them: ``[communities] embed``).
 
 - ``community``: the question's embedding against the report vectors; the top ``k`` reports of the
   level, best first (score = cosine). After them come the chunks the reports' findings cite, most
@@ -46,6 +47,7 @@ from store.communities import (
     REPORTS_INDEX,
     Community,
     Report,
+    community_index,
     read_communities,
     read_descriptions,
     read_reports,
@@ -126,10 +128,11 @@ class CommunityData:
     read on first use and kept (a KB is opened read-only). Shared by the four modes' retrievers;
     a missing piece raises a one-line :class:`StoreError` that names the command to run."""
 
-    def __init__(self, store: RDFStore, kb_dir: Path, level: int = 0):
+    def __init__(self, store: RDFStore, kb_dir: Path, level: int = 0, embedder: Embedder | None = None):
         self.store = store
         self.kb_dir = Path(kb_dir)
         self.level = level
+        self.embedder = embedder  # embeds an index the reports stage left to first use; None: load only
         self._lock = threading.RLock()
         self._reports_index: VectorIndex | None = None
         self._descriptions_index: VectorIndex | None = None
@@ -145,6 +148,8 @@ class CommunityData:
 
         folder = KBLayout(self.kb_dir).index(name)
         try:
+            if self.embedder is not None:
+                return community_index(self.store, self.kb_dir, name, self.embedder)
             return VectorIndex.load(folder)
         except StoreError:
             raise StoreError(f"this KB has no {what} (no index in {folder}); {REINDEX}") from None
@@ -375,7 +380,7 @@ class EntityRetriever(Retriever):
 def community_data(kb: Services) -> CommunityData:
     """The KB's community data at ``[communities] level`` (one per factory call; each mode's
     retriever is built once per KB)."""
-    return CommunityData(kb.store, kb.config.kb_dir, kb.config.communities.level)
+    return CommunityData(kb.store, kb.config.kb_dir, kb.config.communities.level, kb.embedder)
 
 
 def make_community(kb: Services) -> Retriever:
