@@ -138,15 +138,27 @@ class VectorIndex:
         self._index = hnsw
 
 
-def embed_index(embedder: Embedder, ids: list[str], texts: list[str]) -> VectorIndex:
-    """A new index of ``texts`` embedded by ``embedder``, one vector per id. Texts in the
-    embedder's cache need no model: the dimension then comes from the vectors (asking the embedder
-    for it would load the model)."""
+def embed_index(embedder: Embedder, ids: list[str], texts: list[str], slice_size: int = 256) -> VectorIndex:
+    """A new index of ``texts`` embedded by ``embedder``, one vector per id.
+
+    The texts go to the embedder ``slice_size`` at a time, shortest first (batches of like
+    lengths, as :meth:`~core.embed.Embedder.embed_many` makes them), so each slice reaches the
+    embedding cache as soon as it is done: a build of minutes that is interrupted resumes from
+    the cache. Cached texts need no model: the dimension comes from the vectors (asking the
+    embedder for it would load the model)."""
     if len(ids) != len(texts):
         raise InputError(f"{len(ids)} ids for {len(texts)} texts")
     if not ids:
         return VectorIndex(embedder.dimension)
-    vectors = np.asarray(embedder.embed_many(texts), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    vectors: np.ndarray | None = None
+    for start in range(0, len(order), max(1, slice_size)):
+        rows = order[start : start + max(1, slice_size)]
+        part = np.asarray(embedder.embed_many([texts[i] for i in rows]), dtype=np.float32)
+        if vectors is None:
+            vectors = np.empty((len(texts), part.shape[1]), dtype=np.float32)
+        vectors[rows] = part
+    assert vectors is not None
     index = VectorIndex(vectors.shape[1])
     index.add(ids, vectors)
     return index

@@ -43,3 +43,34 @@ def test_bad_input_is_reported(tmp_path):
     assert index.search(np.zeros(4, dtype=np.float32), 3) == [[]]
     with pytest.raises(StoreError):
         VectorIndex.load(tmp_path / "missing")
+
+
+def test_embed_index_slices_by_length_and_keeps_each_text_with_its_id(tmp_path):
+    """Slices reach the embedder (and its cache) one by one, shortest texts first; every id gets
+    the vector of its own text."""
+    from core.cache import EmbeddingCache
+    from core.embed import SentenceTransformerEmbedder
+    from store.vectors import embed_index
+
+    class Counting(SentenceTransformerEmbedder):  # the real embedder, its calls recorded
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.calls: list[list[str]] = []
+
+        def embed_many(self, texts):
+            self.calls.append(list(texts))
+            return super().embed_many(texts)
+
+    texts = ["a much longer sentence about offshore wind permits", "wind", "grid fees", "carbon price floor", "x y"]
+    ids = [f"e{i}" for i in range(len(texts))]
+    embedder = Counting(None, cache=EmbeddingCache(tmp_path / "cache.sqlite"))  # None: all-MiniLM-L6-v2
+    index = embed_index(embedder, ids, texts, slice_size=2)
+    assert [len(c) for c in embedder.calls] == [2, 2, 1]
+    flat = [t for call in embedder.calls for t in call]
+    assert [len(t) for t in flat] == sorted(len(t) for t in texts)
+    for id_, text in zip(ids, texts):
+        assert np.allclose(index.vectors(id_)[0], embedder.embed(text), atol=1e-5)
+    again = Counting(None, cache=EmbeddingCache(tmp_path / "cache.sqlite"))
+    rebuilt = embed_index(again, ids, texts, slice_size=2)
+    assert again._model is None  # every slice came from the cache: the model was never loaded
+    assert np.allclose(rebuilt.vectors("e0"), index.vectors("e0"))
