@@ -44,11 +44,11 @@ from core.errors import StoreError
 from core.locks import locked
 from store.base import RDFStore
 from store.layout import KBLayout
-from store.vectors import VectorIndex, embed_index
 from store.vocab import PKB, RDF, XSD, content_hash, mint, values_clause
 
 if TYPE_CHECKING:
     from core.embed import Embedder
+    from store.vectors import VectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -292,6 +292,8 @@ def index_texts(store: RDFStore, name: str) -> tuple[list[str], list[str]]:
 def save_community_index(store: RDFStore, kb_dir: Path, name: str, embedder: Embedder) -> VectorIndex:
     """Embed the texts of index ``name`` (:func:`index_texts`) and save the index; the embedding
     cache makes unchanged texts free."""
+    from store.vectors import embed_index  # FAISS loads only where vectors are used
+
     folder = KBLayout(kb_dir).index(name)
     with locked(folder):
         ids, texts = index_texts(store, name)
@@ -311,6 +313,8 @@ def community_index(store: RDFStore, kb_dir: Path, name: str, embedder: Embedder
     """The saved index ``name``; when there is none (the reports stage leaves it to first use),
     its texts embedded now and saved, once across threads and processes. A KB without any such
     text raises :class:`StoreError`; an index that cannot be saved is used from memory."""
+    from store.vectors import VectorIndex, embed_index
+
     folder = KBLayout(kb_dir).index(name)
     with locked(folder):
         try:
