@@ -296,8 +296,7 @@ def save_community_index(store: RDFStore, kb_dir: Path, name: str, embedder: Emb
 
     folder = KBLayout(kb_dir).index(name)
     with locked(folder):
-        ids, texts = index_texts(store, name)
-        index = embed_index(embedder, ids, texts)
+        index = embed_index(embedder, *index_texts(store, name))
         index.save(folder)
         return index
 

@@ -151,14 +151,11 @@ def embed_index(embedder: Embedder, ids: list[str], texts: list[str], slice_size
     if not ids:
         return VectorIndex(embedder.dimension)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    vectors: np.ndarray | None = None
-    for start in range(0, len(order), max(1, slice_size)):
-        rows = order[start : start + max(1, slice_size)]
-        part = np.asarray(embedder.embed_many([texts[i] for i in rows]), dtype=np.float32)
-        if vectors is None:
-            vectors = np.empty((len(texts), part.shape[1]), dtype=np.float32)
-        vectors[rows] = part
-    assert vectors is not None
+    step = max(1, slice_size)
+    slices = [order[s : s + step] for s in range(0, len(order), step)]
+    by_length = np.concatenate([np.asarray(embedder.embed_many([texts[i] for i in rows]), dtype=np.float32) for rows in slices])
+    vectors = np.empty_like(by_length)
+    vectors[order] = by_length  # row order[j] gets the j-th shortest text's vector
     index = VectorIndex(vectors.shape[1])
     index.add(ids, vectors)
     return index
