@@ -18,7 +18,15 @@ question instead of one after the other):
 - ``bfloat16, drafts, int8 narrow passes``: passes of at most 4 tokens read int8 copies of the
   weights (``[spr] parser_int8_rows = 4``, the default; :mod:`spr.parsing.int8`);
 - ``float32, drafts, int8 narrow passes``: the same on float32 weights, forced on here (the parser
-  adds them in bfloat16 only: with float32 activations they were slower).
+  adds them in bfloat16 only: with float32 activations they were slower);
+- ``bfloat16, drafts, int8 narrow passes, KB labels, grammar closings``: the parser's defaults —
+  also drafting the rest of a relation label that the KB's labels complete one way
+  (:class:`spr.parsing.decode.LabelDrafter`) and writing the closing brackets the grammar forces
+  instead of decoding them (:func:`spr.parsing.grammar.forced_closing`); ``float32, drafts, KB
+  labels, grammar closings``: the same defaults where the CPU has no native bfloat16 (the parser
+  decodes in float32 there, without int8 copies). The other rows turn both off.
+
+Every parser gets the KB's relation labels, as the product's parser factory gives them.
 
 Prints p50/p95 ms, forward passes and generated tokens per parse; ``--json`` writes them.
 An adapter comes from ``bench/eval_pathquestion.py --train-only --adapters DIR``.
@@ -38,12 +46,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_pathquestion import DATA  # noqa: E402
-from spr.eval.pathquestion_kbqa import files, load_questions, split_by_path  # noqa: E402
+from spr.eval.pathquestion_kbqa import files, load_questions, relation_labels, split_by_path  # noqa: E402
 
-# name, dtype, this wave's drafting, int8 copies for passes of at most this many tokens
+# name, dtype, this wave's drafting, int8 copies for passes of at most this many tokens, KB label drafts and grammar closings
 CONFIGS = (
-    ("before", "float32", False, 0), ("float32, drafts", "float32", True, 0), ("bfloat16, drafts", "bfloat16", True, 0),
-    ("bfloat16, drafts, int8 narrow passes", "bfloat16", True, 4), ("float32, drafts, int8 narrow passes", "float32", True, 4),
+    ("before", "float32", False, 0, False), ("float32, drafts", "float32", True, 0, False),
+    ("bfloat16, drafts", "bfloat16", True, 0, False), ("bfloat16, drafts, int8 narrow passes", "bfloat16", True, 4, False),
+    ("float32, drafts, int8 narrow passes", "float32", True, 4, False),
+    ("bfloat16, drafts, int8 narrow passes, KB labels, grammar closings", "bfloat16", True, 4, True),
+    ("float32, drafts, KB labels, grammar closings", "float32", True, 0, True),
 )
 
 
@@ -68,11 +79,14 @@ def main() -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    _, held = split_by_path(load_questions(files(DATA, args.variant)[0]), args.seed)
+    q_file, kb_file = files(DATA, args.variant)
+    _, held = split_by_path(load_questions(q_file), args.seed)
+    labels = relation_labels(kb_file)
     questions = [q.question for q in random.Random(args.seed).sample(held, min(args.n, len(held)))]
     parsers = []
-    for name, dtype, drafts, int8_rows in (c for c in CONFIGS if not args.config or c[0] in args.config):
-        parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, dtype=dtype, int8_rows=int8_rows)
+    for name, dtype, drafts, int8_rows, shortcuts in (c for c in CONFIGS if not args.config or c[0] in args.config):
+        parser = LoRAParser(args.adapter, beams=1, max_new_tokens=64, labels=labels, dtype=dtype, int8_rows=int8_rows)
+        parser.draft_labels = parser.close_by_grammar = shortcuts
         if int8_rows and parser.dtype != "bfloat16":  # the parser adds them in bfloat16 only: forced, to show why
             add_int8_copies(parser._load()[0], int8_rows)
         if not drafts:  # the earlier drafter: same n-gram table, the older rules

@@ -109,7 +109,7 @@ def run_variant(args, variant: str, started: float) -> dict:
     from core.embed import make_embedder
     from kgpipeline.derived.entity_index import EntityIndexStage
     from kgpipeline.derived.weights import WeightsStage
-    from spr.eval.pathquestion_kbqa import BASE, kb_quads
+    from spr.eval.pathquestion_kbqa import BASE, kb_quads, relation_labels
     from spr.parsing.lora import LoRAParser, adapter_meta
     from spr.retrieval.semantic_parsing import SemanticParsingRetriever
     from store.oxigraph_store import OxigraphStore
@@ -140,7 +140,7 @@ def run_variant(args, variant: str, started: float) -> dict:
         parsing, tables = {}, {}
         for dtype in args.dtype or [SPRConfig().parser_dtype]:
             lora = LoRAParser(adapter, beams=args.beams, max_new_tokens=64, gguf_path=args.gguf, dtype=dtype,
-                              int8_rows=SPRConfig().parser_int8_rows)
+                              int8_rows=SPRConfig().parser_int8_rows, labels=relation_labels(kb_file))  # as the factory gives them
             lora.parse(eval_q[0].question)  # load and warm up outside the timings
             table, lat = {}, []
             for q in eval_q:  # one at a time, as a user asks: the latency that matters

@@ -113,6 +113,10 @@ def test_load_parser_without_adapter_is_the_rule_parser(tmp_path, properties):
 
 
 @pytest.mark.slow
+def tok_text(parser: LoRAParser, decoded) -> str:
+    return parser._load()[1].decode(decoded.tokens, skip_special_tokens=True)
+
+
 def test_lora_training_smoke(tmp_path):
     """A few steps on a handful of examples: the adapter is saved, reloads, and beams come back."""
     import torch
@@ -125,9 +129,11 @@ def test_lora_training_smoke(tmp_path):
         Example("How many plans did the Bureau issue?", "(COUNT (JOIN (R [ issues ]) [ Bureau ]))", "count"),
         Example("What does the Notice support?", "(JOIN (R [ supports ]) [ Notice ])", "1-hop"),
     ]
-    config = SPRConfig(batch_size=2, max_seq_tokens=48, learning_rate=5e-3)
-    report = train_parser(examples, examples[:1], tmp_path / "parser", config, steps=2)
-    assert report.steps == 2 and report.first_loss > 0 and 0.0 <= report.dev_exact_match <= 1.0
+    # 20 steps (~20 s): enough for the four examples to come back as expressions, which the
+    # decoding shortcuts below need to be seen at work.
+    config = SPRConfig(batch_size=4, max_seq_tokens=48, learning_rate=1e-2)
+    report = train_parser(examples, examples[:1], tmp_path / "parser", config, steps=20)
+    assert report.steps == 20 and report.first_loss > 0 and 0.0 <= report.dev_exact_match <= 1.0
     assert (tmp_path / "parser" / "adapter_config.json").is_file()
     assert (tmp_path / "parser" / "adapter_model.safetensors").is_file()
     reloaded = LoRAParser(tmp_path / "parser", beams=3, max_new_tokens=24)
@@ -151,6 +157,16 @@ def test_lora_training_smoke(tmp_path):
     question = "Who issued the National Solar Plan?"
     assert narrow.decode(question).tokens == half.decode(question).tokens
     assert any(type(m).__name__ == "NarrowInt8Linear" for m in narrow._load()[0].modules())
+    # Drafting relation labels from the KB's and writing the closings the grammar forces (both on
+    # by default) leave the output as it is.
+    kb_labels = ["issues", "establishes", "supports"]
+    plain = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, labels=kb_labels)
+    plain.draft_labels = plain.close_by_grammar = False
+    quick = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, labels=kb_labels)
+    assert quick.drafter().labels is not None and plain.drafter().labels is None
+    for q in ("Who issued the National Solar Plan?", "What does the Notice support?"):
+        text = tok_text(quick, quick.decode(q))
+        assert text == tok_text(plain, plain.decode(q)) and parse_outputs([text], [1.0]), text
     # float32 decoding never adds them (the kernel was slower with float32 activations)
     wide = LoRAParser(tmp_path / "parser", beams=1, max_new_tokens=24, dtype="float32", int8_rows=4)
     assert not any(type(m).__name__ == "NarrowInt8Linear" for m in wide._load()[0].modules())

@@ -122,6 +122,12 @@ def kb_quads(kb_file: Path) -> list[Any]:
     return quads
 
 
+def relation_labels(kb_file: Path) -> list[str]:
+    """The readable label of every relation of the KB file, as :func:`kb_quads` writes them (what
+    the parser factory reads from a KB's properties)."""
+    return sorted({readable(r) for pairs in read_facts(kb_file).values() for r, _ in pairs})
+
+
 def answer_scores(predicted: list[str], gold: tuple[str, ...]) -> dict[str, float]:
     """Hits@1 (the first answer is gold), set F1 and set exact match, case-insensitive."""
     pred = list(dict.fromkeys(p.casefold() for p in predicted))

@@ -42,7 +42,7 @@ _OPERATORS = {"JOIN": "JOIN", "AND": "AND", "COUNT": "COUNT", "ARGMAX": "ARGMAX"
 _OPERATORS.update({c.upper(): c for c in COMPARISONS})
 
 
-_TOKEN = re.compile(
+TOKEN = re.compile(  # one piece of an S-expression (spr.parsing.grammar reads partial ones with it)
     r"""\s*(?:
         (?P<open>\() | (?P<close>\)) |
         (?P<label>\[(?:\\.|[^\]\\])*\]) |
@@ -67,7 +67,7 @@ def _tokenize(text: str) -> list[_Tok]:
     while pos < len(text):
         if text[pos:].strip() == "":
             break
-        m = _TOKEN.match(text, pos)
+        m = TOKEN.match(text, pos)
         if m is None or m.lastgroup is None:
             start = len(text) - len(text[pos:].lstrip())
             ch = text[start]

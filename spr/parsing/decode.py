@@ -7,11 +7,17 @@ drafter proposes a continuation from the longest matching n-gram in (a) the ques
 (b) the training targets; one forward pass verifies the whole draft and keeps the prefix the model
 itself would have chosen, plus the model's next token. The output is exactly greedy decoding's
 (speculative decoding with greedy acceptance), in several times fewer forward passes.
+
+A third source, :class:`LabelDrafter`, knows the KB's relation labels: once the first tokens of a
+relation single out one label, it drafts that label's rest and its closing bracket. Relations the
+training targets never held (a KB's rarer ones; PathQuestion's held-out paths) are then guessed
+right too.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,8 +41,9 @@ class NgramDrafter:
 
     def __init__(
         self, sequences: Iterable[Sequence[int]] = (), max_n: int = 4, max_draft: int = 12, min_share: float = 0.2,
-        rare_share: float = 0.05,
+        rare_share: float = 0.05, labels: LabelDrafter | None = None,
     ):
+        self.labels = labels
         self.max_n = max_n
         self.max_draft = max_draft
         self.min_share = min_share
@@ -76,23 +83,73 @@ class NgramDrafter:
             return token, share, 0
         return None, 0.0, 0
 
-    def draft(self, context: Sequence[int], prompt: Sequence[int]) -> list[int]:
-        copy_n, copied = 0, []
-        for n in range(min(self.max_n, len(context)), 0, -1):
-            copied = _find_in(prompt, tuple(context[-n:]), self.max_draft)
-            if copied:
-                copy_n = n
-                break
-        token, share, memory_n = self._next(context)
+    def _memory(self, context: Sequence[int]) -> tuple[list[int], int]:
+        """The n-gram model's continuation of ``context`` while it is confident, and the length
+        of the context it matched first."""
+        token, share, matched = self._next(context)
         memory: list[int] = []
         ctx = list(context)
         while token is not None and share > self.min_share and len(memory) < self.max_draft:
             memory.append(token)
             ctx.append(token)
             token, share, _ = self._next(ctx)
+        return memory, matched
+
+    def draft(self, context: Sequence[int], prompt: Sequence[int]) -> list[int]:
+        rest = self.labels.draft(context) if self.labels is not None else []
+        if rest:  # a relation label the KB completes one way only, then what targets say follows
+            return (rest + self._memory([*context, *rest])[0])[: self.max_draft]
+        copy_n, copied = 0, []
+        for n in range(min(self.max_n, len(context)), 0, -1):
+            copied = _find_in(prompt, tuple(context[-n:]), self.max_draft)
+            if copied:
+                copy_n = n
+                break
+        memory, memory_n = self._memory(context)
         if copied and (not memory or copy_n + 2 > memory_n or context[-1] not in self.common):
             return copied
         return memory
+
+
+# A relation label being written: after "(R [", "(JOIN [" or a comparison's "(lt [".
+_OPEN_RELATION = re.compile(r"\((R|JOIN|lt|le|gt|ge)\s+\[((?:\\.|[^\]\\])*)$", re.IGNORECASE)
+
+
+class LabelDrafter:
+    """Drafts the rest of a relation label from the KB's labels once its first tokens fit one.
+
+    ``labels`` are the token ids of each label as targets hold it (" " + label); ``decode`` turns
+    ids into text (to see that a relation's label is open, and which of the last tokens are its
+    beginning); ``close_reversed`` and ``close`` are the tokens that end a label inside ``(R [ … ])``
+    and anywhere else. A beginning shared by labels that go on differently drafts nothing."""
+
+    def __init__(
+        self, labels: Iterable[Sequence[int]], decode: Callable[[Sequence[int]], str], close_reversed: Sequence[int],
+        close: Sequence[int],
+    ):
+        self.decode = decode
+        self.close_reversed, self.close = list(close_reversed), list(close)
+        rests: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+        for seq in {tuple(s) for s in labels if s}:
+            for i in range(1, len(seq) + 1):
+                key = seq[:i]
+                rests[key] = seq[i:] if rests.get(key, seq[i:]) == seq[i:] else None  # None: ambiguous
+        self.rests = rests
+
+    def draft(self, context: Sequence[int]) -> list[int]:
+        m = _OPEN_RELATION.search(self.decode(context)) if context else None
+        if m is None or not m.group(2).strip():
+            return []
+        for k in range(1, len(context) + 1):  # the shortest tail of the context that spells the label so far
+            tail = self.decode(context[-k:])
+            if tail == m.group(2):
+                rest = self.rests.get(tuple(context[-k:]))
+                if rest is None:
+                    return []
+                return [*rest, *(self.close_reversed if m.group(1).upper() == "R" else self.close)]
+            if len(tail) > len(m.group(2)):
+                return []
+        return []
 
 
 def _find_in(tokens: Sequence[int], key: tuple[int, ...], length: int) -> list[int]:

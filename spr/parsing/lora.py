@@ -20,6 +20,7 @@ from core.cpu import resolve_dtype, use_torch_threads
 from core.errors import ModelError, ModelNotFoundError
 from spr.parsing.base_model import load_base
 from spr.parsing.candidate import ParseCandidate, parse_outputs
+from spr.parsing.grammar import expression_closed, forced_closing
 
 META_FILE = "policykb-parser.json"
 TARGETS_FILE = "policykb-parser-targets.txt"  # training S-expressions: the fast decoder's drafts
@@ -52,6 +53,9 @@ class LoRAParser:
         self.labels = tuple(labels)  # the KB's relation labels: their tokens stay emittable
         self.dtype = resolve_dtype(dtype)  # of decoding; training is always float32
         self.int8_rows = int8_rows  # bfloat16 passes of at most this many tokens use int8 weight copies (0 = none)
+        # Greedy decoding's shortcuts that leave its output as it is; off only to measure them (bench/bench_parse.py).
+        self.draft_labels = True  # draft the rest of a relation label the KB's labels complete one way
+        self.close_by_grammar = True  # write the closing brackets the grammar forces instead of decoding them
         self._lock = threading.Lock()
 
     @property
@@ -85,15 +89,23 @@ class LoRAParser:
         return self._model, self._tokenizer
 
     def drafter(self) -> Any:
-        from spr.parsing.decode import NgramDrafter
+        from spr.parsing.decode import LabelDrafter, NgramDrafter
 
         if self._drafter is None:
             _, tok = self._load()
             path = self.adapter_dir / TARGETS_FILE
             targets = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-            self._drafter = NgramDrafter(
-                tok(" " + t, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for t in targets if t.strip()
-            )
+
+            def ids(text: str) -> list[int]:
+                return tok(text, add_special_tokens=False)["input_ids"]
+
+            labels = None
+            if self.labels and self.draft_labels:
+                labels = LabelDrafter(
+                    (ids(" " + label) for label in self.labels), lambda t: tok.decode(t, skip_special_tokens=True),
+                    close_reversed=ids(" ])"), close=ids(" ]"),
+                )
+            self._drafter = NgramDrafter((ids(" " + t) + [tok.eos_token_id] for t in targets if t.strip()), labels=labels)
         return self._drafter
 
     def parse(self, question: str) -> list[ParseCandidate]:
@@ -105,7 +117,7 @@ class LoRAParser:
     def decode(self, question: str) -> Any:
         """Greedy draft-and-verify decoding of one question: the tokens, their log-probability and
         the forward passes it took (:class:`spr.parsing.decode.Decoded`)."""
-        from spr.parsing.decode import greedy_draft_verify
+        from spr.parsing.decode import Decoded, greedy_draft_verify
 
         with self._lock:
             model, tok = self._load()
@@ -114,14 +126,20 @@ class LoRAParser:
             ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
 
             def stop(generated: list[int]) -> bool:
-                return expression_closed(tok.decode(generated, skip_special_tokens=True))
+                text = tok.decode(generated, skip_special_tokens=True)
+                return expression_closed(text) or (self.close_by_grammar and forced_closing(text) is not None)
 
             # Outputs are restricted to tokens of the training targets, the KB's relation labels and
             # the question (labels are copied from it); without recorded targets all tokens are scored.
             if self._label_tokens is None:
                 self._label_tokens = {t for label in self.labels for t in tok(" " + label, add_special_tokens=False)["input_ids"]}
             vocab = (drafter.vocab | self._label_tokens | set(ids) | {tok.eos_token_id}) if drafter.vocab else None
-            return greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
+            out = greedy_draft_verify(model, ids, drafter, self.max_new_tokens, stop, tok.eos_token_id, vocab)
+            # Brackets the grammar allows nothing else in place of are written, not decoded (a pass saved).
+            closing = forced_closing(tok.decode(out.tokens, skip_special_tokens=True)) if self.close_by_grammar else None
+            if closing:
+                out = Decoded(out.tokens + tok(closing, add_special_tokens=False)["input_ids"], out.logprob, out.forward_passes)
+            return out
 
     def parse_many(self, questions: Sequence[str], beams: int | None = None, batch_size: int = 16) -> list[list[ParseCandidate]]:
         """Valid candidates per question, best first."""
@@ -171,18 +189,6 @@ def _closed_expression(tokenizer: Any, prompt_len: int):
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
     return Closed()
-
-
-def expression_closed(text: str) -> bool:
-    """True once ``text`` holds a complete parenthesized expression, a newline after some output,
-    or an unbalanced closing parenthesis (parentheses inside ``[ labels ]`` do not count)."""
-    depth, closed, label = 0, False, False
-    for ch in text:
-        label = (label or ch == "[") and ch != "]"
-        if not label:
-            depth += (ch == "(") - (ch == ")")
-            closed = closed or (depth == 0 and ch == ")")
-    return closed or "\n" in text.strip("\n ") or depth < 0
 
 
 def adapter_meta(adapter_dir: Path) -> Mapping[str, Any]:
