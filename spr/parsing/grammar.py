@@ -16,6 +16,7 @@ from spr.grounding.sexpr_reader import TOKEN
 # Arguments per operator, as spr.grounding.sexpr_reader reads them ((R rel) is a reversed relation).
 ARITY = {"JOIN": 2, "AND": 2, "COUNT": 1, "ARGMAX": 2, "ARGMIN": 2, "TC": 3, "R": 1, **{c.upper(): 2 for c in COMPARISONS}}
 
+
 def expression_closed(text: str) -> bool:
     """True once ``text`` holds a complete parenthesized expression, a newline after some output,
     or an unbalanced closing parenthesis (parentheses inside ``[ labels ]`` and ``"strings"`` do
