@@ -30,7 +30,7 @@ from bench.eval_pathquestion import DATA  # noqa: E402
 from core.cache import user_cache_dir  # noqa: E402
 from spr.eval.pathquestion_kbqa import files, load_questions, relation_labels, split_by_path  # noqa: E402
 from spr.parsing.decode import LabelDrafter, NgramDrafter  # noqa: E402
-from spr.parsing.grammar import expression_closed, forced_closing  # noqa: E402
+from spr.parsing.grammar import decoding_ends  # noqa: E402
 from spr.parsing.lora import prompt  # noqa: E402
 
 
@@ -64,8 +64,7 @@ def main() -> int:
     drafter = NgramDrafter(targets, labels=labels)
 
     def done(generated: list[int]) -> bool:
-        text = decode(generated)
-        return expression_closed(text) or (not args.no_grammar and forced_closing(text) is not None)
+        return decoding_ends(decode(generated), close_by_grammar=not args.no_grammar)
 
     following: dict[tuple[int, ...], Counter[int]] = {(): Counter(t[0] for t in targets)}
     for seq in targets:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from spr.grounding.sexpr import TC, And, Arg, Class, Compare, Count, Entity, Join, Label, Relation, Value, to_text
 from spr.grounding.sexpr_reader import parse
 from spr.parsing.decode import LabelDrafter, NgramDrafter
-from spr.parsing.grammar import expression_closed, forced_closing
+from spr.parsing.grammar import decoding_ends, expression_closed, forced_closing
 from tests.test_sexpr import CANONICAL
 
 # --- forced closings ------------------------------------------------------------------------------
@@ -46,6 +46,13 @@ from tests.test_sexpr import CANONICAL
 )
 def test_forced_closing(text, closing):
     assert forced_closing(text) == closing
+
+
+def test_decoding_ends_at_a_closed_expression_or_where_the_grammar_forces_the_rest():
+    forced = "(JOIN (R [ a ]) [ x ]"
+    assert decoding_ends(forced) and not decoding_ends(forced, close_by_grammar=False)
+    assert decoding_ends(forced + ")", close_by_grammar=False)
+    assert not decoding_ends("(JOIN (R [ a ]) [ x")
 
 
 def _assert_only_the_closing_may_follow(text: str) -> None:

@@ -38,6 +38,12 @@ def expression_closed(text: str) -> bool:
     return closed or "\n" in text.strip("\n ") or depth < 0
 
 
+def decoding_ends(text: str, close_by_grammar: bool = True) -> bool:
+    """Where greedy decoding of ``text`` stops: the expression is closed, or (``close_by_grammar``)
+    only the closing brackets the decoder then writes itself may follow."""
+    return expression_closed(text) or (close_by_grammar and forced_closing(text) is not None)
+
+
 def forced_closing(text: str) -> str | None:
     """The ``)`` … ``)`` that must end ``text`` when the grammar allows nothing else next: every
     open operator has all its arguments. None when something else may follow, when ``text`` is

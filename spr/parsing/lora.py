@@ -20,7 +20,7 @@ from core.cpu import resolve_dtype, use_torch_threads
 from core.errors import ModelError, ModelNotFoundError
 from spr.parsing.base_model import load_base
 from spr.parsing.candidate import ParseCandidate, parse_outputs
-from spr.parsing.grammar import expression_closed, forced_closing
+from spr.parsing.grammar import decoding_ends, expression_closed, forced_closing
 
 META_FILE = "policykb-parser.json"
 TARGETS_FILE = "policykb-parser-targets.txt"  # training S-expressions: the fast decoder's drafts
@@ -126,8 +126,7 @@ class LoRAParser:
             ids = tok(prompt(question), add_special_tokens=False)["input_ids"]
 
             def stop(generated: list[int]) -> bool:
-                text = tok.decode(generated, skip_special_tokens=True)
-                return expression_closed(text) or (self.close_by_grammar and forced_closing(text) is not None)
+                return decoding_ends(tok.decode(generated, skip_special_tokens=True), self.close_by_grammar)
 
             # Outputs are restricted to tokens of the training targets, the KB's relation labels and
             # the question (labels are copied from it); without recorded targets all tokens are scored.
