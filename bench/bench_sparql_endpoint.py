@@ -10,7 +10,11 @@ on a pyoxigraph Store (evaluation + JSON serialization, no HTTP): the ceiling fo
 The machines here are shared and small (2 cores, which the clients share with the server): read
 the ratio, not the absolute figures.
 
-Usage: .venv/bin/python bench/bench_sparql_endpoint.py [--quads 200000] [--clients 16] [--seconds 4]
+``--ceiling`` adds the least any Python front could do (:mod:`bench.lean_sparql_app`: a bare ASGI
+app under uvicorn that evaluates on its event loop, with none of the endpoint's safeguards): what
+ratio to ``oxigraph serve`` is within reach of a uvicorn front at all.
+
+Usage: .venv/bin/python bench/bench_sparql_endpoint.py [--quads 200000] [--clients 16] [--seconds 4] [--ceiling]
 """
 
 from __future__ import annotations
@@ -98,6 +102,7 @@ QUERIES: dict[str, str] = {
 }
 MIX = "mix (all queries in turn)"
 TARGETS = ("direct (in-process)", "oxigraph serve", "policykb /sparql", "policykb threads")
+CEILING = "uvicorn ceiling"
 
 
 # --- load generator --------------------------------------------------------------------------------
@@ -219,6 +224,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="measurement time per query, target and round")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each cell reports the median")
     parser.add_argument("--only", action="append", help="run only these queries (by name; repeatable)")
+    parser.add_argument("--ceiling", action="store_true", help="also measure bench/lean_sparql_app.py (see above)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-sparql-") as tmp:
@@ -226,9 +232,11 @@ def main() -> None:
         data = work / "data.nq"
         generate(data, args.quads)
         oxi_dir, kb_dir, threads_dir, direct_dir = work / "oxigraph", work / "kb", work / "kb-threads", work / "direct"
+        lean_dir = work / "lean"
         kb_dir.mkdir()
         threads_dir.mkdir()
-        for location in (oxi_dir, kb_dir / "store", threads_dir / "store", direct_dir):  # the same bulk loader
+        stores = (oxi_dir, kb_dir / "store", threads_dir / "store", direct_dir, *((lean_dir,) if args.ceiling else ()))
+        for location in stores:  # the same bulk loader
             subprocess.run(
                 [oxigraph_binary(), "load", "--location", str(location), "--file", str(data)],
                 check=True,
@@ -242,9 +250,10 @@ def main() -> None:
 
         names = args.only or [*QUERIES, MIX]
         query_sets = {name: [QUERIES[name]] for name in QUERIES} | {MIX: list(QUERIES.values())}
-        samples: dict[str, dict[str, list[float]]] = {name: {t: [] for t in TARGETS} for name in names}
-        errors = {t: 0 for t in TARGETS[1:]}
-        cpu: dict[str, dict[str, list[float]]] = {name: {t: [] for t in TARGETS[1:]} for name in names}
+        targets = (*TARGETS, CEILING) if args.ceiling else TARGETS
+        samples: dict[str, dict[str, list[float]]] = {name: {t: [] for t in targets} for name in names}
+        errors = {t: 0 for t in targets[1:]}
+        cpu: dict[str, dict[str, list[float]]] = {name: {t: [] for t in targets[1:]} for name in names}
 
         oxi_port, kb_port, threads_port = free_port(), free_port(), free_port()
         oxi = start(
@@ -273,6 +282,13 @@ def main() -> None:
             "policykb threads": f"http://127.0.0.1:{threads_port}/sparql",
         }
         pids = {"oxigraph serve": oxi.pid, "policykb /sparql": kb.pid, "policykb threads": kb_threads.pid}
+        lean = None
+        if args.ceiling:
+            lean_port = free_port()
+            lean = start([sys.executable, str(ROOT / "bench" / "lean_sparql_app.py"), str(lean_dir), str(lean_port)],
+                         f"http://127.0.0.1:{lean_port}/health")
+            urls[CEILING] = f"http://127.0.0.1:{lean_port}/sparql"
+            pids[CEILING] = lean.pid
         try:
             # Rounds alternate the targets, so that a burst of load from elsewhere on a shared
             # machine hits all of them; each cell reports its median round.
@@ -294,6 +310,8 @@ def main() -> None:
             stop(oxi)
             stop(kb)
             stop(kb_threads)
+            if lean is not None:
+                stop(lean)
             del store
         rows = {name: {t: statistics.median(v) for t, v in cells.items()} for name, cells in samples.items()}
         cpu_us = {name: {t: statistics.median(v) * 1e6 for t, v in cells.items()} for name, cells in cpu.items()}
@@ -330,6 +348,14 @@ def main() -> None:
         "ratio = policykb relative to oxigraph serve (throughput; CPU efficiency = oxigraph CPU / policykb CPU); "
         "policykb = query processes (the default), threads = query_isolation \"thread\""
     )
+    if args.ceiling:
+        print(f"\n{'query':<26}{CEILING + ' q/s':>22}{'ratio':>7}{'CPU us/q':>10}   policykb /sparql as a share of it")
+        for name in names:
+            r, c = rows[name], cpu_us[name]
+            print(
+                f"{name:<26}{r[CEILING]:>22,.0f}{r[CEILING] / r['oxigraph serve']:>7.0%}{c[CEILING]:>10,.0f}"
+                f"   {r['policykb /sparql'] / r[CEILING]:>6.0%}"
+            )
     print(f"errors: {errors}")
 
 
