@@ -135,6 +135,41 @@ def asks_yes_no(question: str) -> bool:
     return bool(_YES_NO.match(asked_part(question)))
 
 
+# A question that asks what a thing must hold ("What must the instructions for use contain?",
+# "Which measures does our risk management have to include?", "What has to be in the contract?")
+# asks for a list whole: every item of "… shall contain at least: (a) …; (b) …" answers it.
+_CONTENTS_VERB = r"(?:contain|includ|cover|compris|consist\w* of|set\w* out|specif(?:y|ies|ied))\w*"
+_AUXILIARY = r"(?:must|shall|should|does|do|did|will|would|can|has|have|need|needs|is|are|be)"
+_ASKS_CONTENTS = re.compile(
+    # an auxiliary before the verb: "Which document contains the goal?" asks for the container
+    # and no clause of its own between them: "What is the best case, unless specified otherwise?"
+    rf"\b(?:what|which)\b[^?.]{{0,120}}?\b{_AUXILIARY}\b(?:(?!\b(?:which|who|unless|if|when|where)\b)[^?.]){{0,80}}?"
+    rf"\b{_CONTENTS_VERB}\b"
+    r"|\bwhat\b[^?.]{0,60}?\b(?:be|go|goes|belong|belongs)\s+in(?:to)?\s+(?:the|a|an|each|every|its|their|our|your|this|that|such)\b"
+)
+
+
+def asks_contents(question: str) -> bool:
+    """Whether the asking part of ``question`` asks what something must contain or include.
+
+    >>> asks_contents("We build a screening tool. What must the instructions for use we give them contain?")
+    True
+    >>> asks_contents("What has to be in the contract with them?"), asks_contents("Which points does it have to cover?")
+    (True, True)
+    >>> asks_contents("What is the maximum fine?"), asks_contents("Does the strategy include hydrogen?")
+    (False, False)
+    >>> asks_contents("What share of renewables does the plan include for 2030?")  # a value, not a list
+    False
+    >>> asks_contents("Which AI systems listed in Annex III are exempt?")  # "listed", "specific" describe
+    False
+    >>> asks_contents("Which document contains the goal?"), asks_contents("What has to be in place first?")
+    (False, False)
+    >>> asks_contents("What is the best case, unless specified otherwise?")
+    False
+    """
+    return bool(_ASKS_CONTENTS.search(asked_part(question).lower())) and asked_value(question) is None
+
+
 def case_words(question: str) -> set[str]:
     """The content words (:func:`spr.lexical.content_words`) of the asker's case only: in the
     sentences before the asking ones (:func:`asked_part`) and not in those.

@@ -20,12 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from core.keywords import question_language
+from core.text import inline_list
 from spr import answerable
+from spr.asking import asks_contents
 from spr.choices import Choice, choice
 from spr.countries import countries, other_countries
 from spr.fuse import FusedContext, Span, sentences
 from spr.lexical import content_words, lexical_scores
-from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown, trim_inline
+from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown, states_contents, trim_inline
 from spr.records import ABSTAIN, ChunkRef, Citation
 from spr.retrieval.sections import favoured_section
 from spr.scoring import SentenceScorer
@@ -143,7 +145,7 @@ class ExtractiveGenerator:
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
-        lists = _Lists(self.list_chars)
+        lists = _Lists(self.list_chars, asks_contents(self.check_question or question))
         for _, i in ranked:
             cand = pool[i]
             norm = " ".join(content_words(cand.text))
@@ -179,6 +181,9 @@ class ExtractiveGenerator:
     def _trim(self, question: str, sentence: str) -> tuple[str, int] | None:
         if self.list_chars <= 0:
             return None
+        found = inline_list(sentence)
+        if found and states_contents(sentence[found[0][0] : found[0][1]]) and asks_contents(self.check_question or question):
+            return None  # what something must contain is answered by the whole list
         return trim_inline(sentence, lambda texts: self.scorer.score(question, texts), self.list_chars, self.scorer.threshold)
 
 
@@ -249,13 +254,18 @@ def _section_cids(context: FusedContext) -> set[int]:
     return {p.cid for p in context.pieces if p.kind == "chunk" and favoured_section(p.evidence.ranks)}
 
 
+_CONTENTS_LISTS = 4  # a list of contents may be this many times [answer] list_chars
+
+
 class _Lists:
     """An extractive answer's sentences that belong to a list (:mod:`spr.lists`), quoted with it:
     a lead-in with its items, an item under its lead-in. A second item of a list already quoted
     joins that quote instead of repeating the lead-in."""
 
-    def __init__(self, max_chars: int) -> None:
+    def __init__(self, max_chars: int, contents: bool = False) -> None:
         self.max_chars = max_chars
+        # a question about contents gets a list that states them whole, up to this many characters
+        self.contents_chars = max_chars * _CONTENTS_LISTS if contents else 0
         self.lines: dict[int, Lines] = {}  # citation id → its passage's lines
         self.quoted: dict[tuple[int, int], tuple[int, ListUnit]] = {}  # (cid, lead-in) → (place in the answer, quote)
 
@@ -275,6 +285,8 @@ class _Lists:
         of its list that is there already."""
         k = self._index(cand)
         unit = None if k is None else list_unit(self.lines[cand.cid], k, self.max_chars)
+        if unit is not None and self.contents_chars and states_contents(self.lines[cand.cid].line(min(unit.covered))):
+            unit = list_unit(self.lines[cand.cid], k, self.contents_chars)  # type: ignore[arg-type]
         if unit is None or cand.source is None:
             passages.append(cand)
             return

@@ -200,6 +200,22 @@ def shown(text: str) -> str:
     return rest if is_item(rest) else f"\u2022 {rest}"
 
 
+# A lead-in that introduces what something holds ("… shall contain at least the following
+# information:", "… shall include:"): its items together answer a question about contents.
+_CONTENTS_LEAD = re.compile(r"\b(?:contain|includ|cover|compris|consist|set\w* out|specif|following)\w*", re.IGNORECASE)
+
+
+def states_contents(lead_in: str) -> bool:
+    """Whether ``lead_in`` introduces the contents of something.
+
+    >>> states_contents("The instructions for use shall contain at least the following information:")
+    True
+    >>> states_contents("The Fund shall not support:")
+    False
+    """
+    return bool(_CONTENTS_LEAD.search(lead_in))
+
+
 def list_unit(lines: Lines, i: int, max_chars: int) -> ListUnit | None:
     """The quote for line ``i`` when it is part of a list (:func:`list_block`), else None.
 

@@ -250,3 +250,53 @@ def test_a_long_inline_list_is_quoted_by_the_item_that_answers_under_its_lead_in
 def test_a_long_inline_list_whose_items_all_answer_is_quoted_whole():
     text, _ = inline_answer("Which AI practices placing AI systems on the market shall be prohibited?")
     assert all(f"({letter})" in text for letter in "abcde")
+
+
+# What something must contain: EUR-Lex writes the contents as an inline list, EUR-Lex Markdown one
+# item a line; either way every item answers "What must … contain?".
+INSTRUCTIONS = (
+    "The instructions for use shall contain at least the following information: "
+    + "; ".join(f"({letter}) {what}, described in a manner that deployers of the system can follow and act upon"
+                for letter, what in zip("abcd", ["the identity and contact details of the provider",
+                                                "the characteristics and limitations of performance of the system",
+                                                "the human oversight measures", "the expected lifetime of the system"]))
+    + ". Providers shall keep the instructions up to date."
+)
+
+
+class ItemScorer:
+    """Word overlap, except that an item read under its lead-in scores by its own words only — as the
+    embedding half of the product's score often does: the lead-in's words do not lift every item."""
+
+    name, threshold = "items", 0.2
+
+    def score(self, question, candidates):
+        own = [c.split(": ", 1)[1] if c.count("(") == 1 and ": (" in c else c for c in candidates]
+        return LexicalScorer(self.threshold).score(question, own)
+
+
+def contents_answer(question: str, text: str, list_chars: int = 300) -> str:
+    chunk = ChunkRef(B + "chunk/ai", B + "doc/ai", "AI Act", 0, len(text), text)
+    context = fuse([Evidence("chunk", text, 0.8, "k", chunk=chunk)], 4000)
+    draft = ExtractiveGenerator(ItemScorer(), max_facts=0, max_sentences=1, list_chars=list_chars).generate(question, context)
+    assert text[draft.citations[0].start : draft.citations[0].end] == draft.citations[0].quote
+    return draft.text
+
+
+def test_a_question_about_contents_gets_the_whole_inline_list_that_states_them():
+    text = contents_answer("We sell a screening tool to employers. What must the instructions for use contain?", INSTRUCTIONS)
+    assert all(f"({letter})" in text for letter in "abcd") and "…" not in text
+    # a question about one item still gets that item under the lead-in
+    one = contents_answer("Must the instructions for use give the provider's contact details?", INSTRUCTIONS)
+    assert "(a) the identity and contact details" in one and "(d)" not in one
+
+
+def test_a_question_about_contents_gets_a_line_list_past_list_chars():
+    lines = "\n".join(f"- ({letter}) {what}, as described in the provider's technical documentation;"
+                      for letter, what in zip("abcdef", ["a description of the system", "the intended purpose", "the risks",
+                                                         "the oversight measures", "the data sets", "the lifetime"]))
+    text = "Each plan shall include:\n" + lines + "\n\nMember States shall publish the plans."
+    whole = contents_answer("What does each plan have to include?", text, list_chars=200)
+    assert all(f"({letter})" in whole for letter in "abcdef") and not whole.rstrip(" [1]").endswith("…")
+    cut = contents_answer("Does each plan include a description of the system?", text, list_chars=200)
+    assert cut.startswith("Each plan shall include: (a) a description") and "(f)" not in cut  # no question about contents: cut as before
