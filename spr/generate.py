@@ -145,7 +145,8 @@ class ExtractiveGenerator:
         facts = [pool[i] for _, i in ranked if pool[i].is_fact][: self.max_facts]
         said: set[str] = {" ".join(content_words(c.text)) for c in facts}
         passages: list[Candidate] = []
-        lists = _Lists(self.list_chars, asks_contents(self.check_question or question))
+        contents = asks_contents(self.check_question or question)  # "What must the plan contain?"
+        lists = _Lists(self.list_chars, contents)
         for _, i in ranked:
             cand = pool[i]
             norm = " ".join(content_words(cand.text))
@@ -153,7 +154,7 @@ class ExtractiveGenerator:
                 continue
             said.add(norm)
             lists.add(cand, passages)
-            if passages[-1] is cand and cand.span is not None and (cut := self._trim(question, cand.text)):
+            if passages[-1] is cand and cand.span is not None and (cut := self._trim(question, cand.text, contents)):
                 # a long inline list is quoted by the items that answer, under its lead-in
                 text, length = cut
                 passages[-1] = replace(cand, text=text, span=Span(cand.span.start, cand.span.start + length, cand.text[:length]))
@@ -178,11 +179,11 @@ class ExtractiveGenerator:
             parts.append(f"{_sentence(cand.text)} [{cid}]")
         return Draft(" ".join(parts), tuple(citations.values()), False, confidence=best)
 
-    def _trim(self, question: str, sentence: str) -> tuple[str, int] | None:
+    def _trim(self, question: str, sentence: str, contents: bool) -> tuple[str, int] | None:
         if self.list_chars <= 0:
             return None
-        found = inline_list(sentence)
-        if found and states_contents(sentence[found[0][0] : found[0][1]]) and asks_contents(self.check_question or question):
+        found = inline_list(sentence) if contents else None
+        if found and states_contents(sentence[found[0][0] : found[0][1]]):
             return None  # what something must contain is answered by the whole list
         return trim_inline(sentence, lambda texts: self.scorer.score(question, texts), self.list_chars, self.scorer.threshold)
 
