@@ -20,14 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from core.keywords import question_language
-from core.text import inline_list
 from spr import answerable
 from spr.asking import asks_contents
 from spr.choices import Choice, choice
 from spr.countries import countries, other_countries
 from spr.fuse import FusedContext, Span, sentences
 from spr.lexical import content_words, lexical_scores
-from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown, states_contents, trim_inline
+from spr.lists import Lines, ListUnit, is_item, list_unit, quote, shown, trim_inline
 from spr.records import ABSTAIN, ChunkRef, Citation
 from spr.retrieval.sections import favoured_section
 from spr.scoring import SentenceScorer
@@ -182,10 +181,7 @@ class ExtractiveGenerator:
     def _trim(self, question: str, sentence: str, contents: bool) -> tuple[str, int] | None:
         if self.list_chars <= 0:
             return None
-        found = inline_list(sentence) if contents else None
-        if found and states_contents(sentence[found[0][0] : found[0][1]]):
-            return None  # what something must contain is answered by the whole list
-        return trim_inline(sentence, lambda texts: self.scorer.score(question, texts), self.list_chars, self.scorer.threshold)
+        return trim_inline(sentence, lambda texts: self.scorer.score(question, texts), self.list_chars, self.scorer.threshold, contents)
 
 
 # Under the threshold a value-stating sentence answers only a duration or an amount asked in
@@ -285,9 +281,7 @@ class _Lists:
         """Append ``cand`` to ``passages`` (as its list's quote when it is in one), or widen the quote
         of its list that is there already."""
         k = self._index(cand)
-        unit = None if k is None else list_unit(self.lines[cand.cid], k, self.max_chars)
-        if unit is not None and self.contents_chars and states_contents(self.lines[cand.cid].line(min(unit.covered))):
-            unit = list_unit(self.lines[cand.cid], k, self.contents_chars)  # type: ignore[arg-type]
+        unit = None if k is None else list_unit(self.lines[cand.cid], k, self.max_chars, self.contents_chars)
         if unit is None or cand.source is None:
             passages.append(cand)
             return

@@ -216,16 +216,19 @@ def states_contents(lead_in: str) -> bool:
     return bool(_CONTENTS_LEAD.search(lead_in))
 
 
-def list_unit(lines: Lines, i: int, max_chars: int) -> ListUnit | None:
+def list_unit(lines: Lines, i: int, max_chars: int, contents_chars: int = 0) -> ListUnit | None:
     """The quote for line ``i`` when it is part of a list (:func:`list_block`), else None.
 
     A lead-in comes with its items in order, as many as ``max_chars`` allows (at least one); an item
     comes after its lead-in, with the items between them when they fit, else with " … " for them;
-    " …" at the end says the list goes on."""
+    " …" at the end says the list goes on. ``contents_chars``: the limit instead for a list whose
+    lead-in states contents (:func:`states_contents`), when the question asks for them."""
     block = list_block(lines, i)
     if block is None or max_chars <= 0:
         return None
     lead, last = block
+    if contents_chars and states_contents(lines.line(lead)):
+        max_chars = max(max_chars, contents_chars)
 
     def size_of(ks: Sequence[int]) -> int:
         return sum(len(lines.line(k)) + 1 for k in ks)
@@ -252,7 +255,9 @@ def quote(lines: Lines, indices: Sequence[int], last: int) -> ListUnit:
     return ListUnit(text, lines.spans[indices[0]].start, lines.spans[indices[-1]].end, frozenset(indices), last)
 
 
-def trim_inline(sentence: str, score: Callable[[list[str]], list[float]], max_chars: int, threshold: float) -> tuple[str, int] | None:
+def trim_inline(
+    sentence: str, score: Callable[[list[str]], list[float]], max_chars: int, threshold: float, contents: bool = False
+) -> tuple[str, int] | None:
     """A long inline list sentence ("… shall be prohibited: (a) …; (b) …; …", one sentence of
     thousands of characters in EUR-Lex plain text) cut to what answers: its lead-in and the items
     whose reading (:func:`core.text.item_readings`) ``score`` rates highest — the best one, and
@@ -260,7 +265,8 @@ def trim_inline(sentence: str, score: Callable[[list[str]], list[float]], max_ch
     text shown (" … " for skipped items, " …" when the list goes on) and the length of the
     source prefix it quotes; None when ``sentence`` is no inline list, fits in ``max_chars``, or
     every item scores at ``threshold`` or above: then the question asks for the list ("What are
-    the principles …?") and it is quoted whole.
+    the principles …?") and it is quoted whole; so it is when ``contents`` (the question asks what
+    something must contain) and the lead-in states contents (:func:`states_contents`).
 
     >>> s = "It shall not support: (a) nuclear power stations; (b) tobacco; (c) fossil fuels; (d) shipyards."
     >>> trim_inline(s, lambda texts: [0.1, 0.2, 0.6, 0.1], 60, 0.3)
@@ -272,6 +278,8 @@ def trim_inline(sentence: str, score: Callable[[list[str]], list[float]], max_ch
     if found is None or len(sentence) <= max_chars:
         return None
     (lead_start, lead_end), items = found
+    if contents and states_contents(sentence[lead_start:lead_end]):
+        return None
     scores = score(item_readings(sentence))
     if min(scores) >= threshold:
         return None
